@@ -1,0 +1,62 @@
+# gamed: `make run` starts the daemon in the foreground, `make test` runs the whole suite.
+# Both create .venv, install the project into it and regenerate Twisted's plugin cache when the
+# packaging files change.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+ARGS   ?=
+# LOG_FORMAT=json makes `make run` write one JSON object per log line.
+LOG_FORMAT ?= text
+PYTEST_ARGS ?=
+
+ifeq ($(LOG_FORMAT),json)
+LOGGER := --logger=gamed.logs.json_observer
+endif
+
+.PHONY: all run test unit integration bench check-python clean distclean
+all: $(VENV)/.installed
+
+check-python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gamed needs Python >= 3.11 (set PYTHON=...)")'
+
+$(VENV)/.installed: setup.cfg pyproject.toml twisted/plugins/gamed_plugin.py | check-python
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet '.[test]'
+	$(MAKE) --no-print-directory plugin-cache
+	touch $@
+
+# A regular (non-editable) install is what twistd runs, so reinstall the package whenever its
+# sources change; cheap, and it keeps `make run` honest.
+$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' 2>/dev/null)
+	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall .
+	$(MAKE) --no-print-directory plugin-cache
+	touch $@
+
+.PHONY: plugin-cache
+plugin-cache:
+	$(BIN)/python -c 'from twisted.plugin import IPlugin, getPlugins; list(getPlugins(IPlugin))'
+	PYTHONPATH=. $(BIN)/python -c 'from twisted.plugin import IPlugin, getPlugins; list(getPlugins(IPlugin))'
+
+run: $(VENV)/.package
+	$(BIN)/twistd --nodaemon --pidfile= $(LOGGER) gamed $(ARGS)
+
+test: $(VENV)/.package
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+unit: $(VENV)/.package
+	$(BIN)/python -m pytest -m 'not integration' $(PYTEST_ARGS)
+
+integration: $(VENV)/.package
+	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
+
+bench: $(VENV)/.package
+	$(BIN)/python bench/kalaha_load.py
+
+clean:
+	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
+	find . -name __pycache__ -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

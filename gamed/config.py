@@ -1,0 +1,143 @@
+"""Configuration: the TOML file and the command line both end up in one frozen, validated Config.
+
+Precedence is built-in defaults, then the config file, then command-line options. Every value is
+checked here, so a bad setting stops start-up with a message naming the setting and the rule.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names the setting and says what is allowed."""
+
+
+@attrs.frozen
+class Limits:
+    """Connection policies applied to every game port."""
+
+    max_line: int = 512  # bytes in one line, terminator excluded
+    idle_timeout: float = 600.0  # seconds without a line from the client or an event for it; 0 = none
+    max_connections: int = 10_000  # per port; 0 = unlimited
+    max_per_peer: int = 256  # per port and client address; 0 = unlimited
+    line_rate: float = 1000.0  # lines per second a client may send before it is slowed down; 0 = unlimited
+    line_burst: int = 1000  # lines a client may send at once before the rate applies
+    close_grace: float = 10.0  # seconds a closing connection may take to read its last lines
+
+
+@attrs.frozen
+class KalahaConfig:
+    """Settings of the Kalaha service."""
+
+    listen: tuple[str, ...] = ("tcp:4600",)
+    move_time: float = 60.0  # seconds per move; 0 = no limit
+    strikes: int = 3  # protocol errors in one game that lose it; 0 = never
+    first: str = "arrival"  # who plays A (and moves first): arrival, alternate or random
+    pair_delay: float = 0.5  # seconds a new connection may take to ask for a table before pairing
+    computer: bool = True  # whether clients may ask for the built-in computer player
+    board: bool = True  # whether board drawings are sent by default (clients can switch them)
+
+
+@attrs.frozen
+class Config:
+    """The whole daemon configuration."""
+
+    kalaha: KalahaConfig = KalahaConfig()
+    limits: Limits = Limits()
+
+
+FIRST_CHOICES = ("arrival", "alternate", "random")
+
+_SECTIONS: dict[str, type] = {"kalaha": KalahaConfig, "limits": Limits}
+
+
+def _check(section: str, name: str, value: Any, kind: type) -> Any:
+    """Coerce ``value`` to ``kind`` or raise ConfigError naming ``section.name``."""
+    where = f"{section}.{name}"
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("yes", "true", "on", "1", "no", "false", "off", "0"):
+            return value.lower() in ("yes", "true", "on", "1")
+        raise ConfigError(f"{where} must be true or false, not {value!r}")
+    if kind in (int, float):
+        if isinstance(value, bool):
+            raise ConfigError(f"{where} must be a number, not {value!r}")
+        try:
+            number = kind(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where} must be a {'whole ' if kind is int else ''}number, not {value!r}") from None
+        if kind is int and isinstance(value, float) and value != number:
+            raise ConfigError(f"{where} must be a whole number, not {value!r}")
+        if number < 0:
+            raise ConfigError(f"{where} must not be negative, not {value!r}")
+        return number
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} must be a string, not {value!r}")
+        return value
+    if kind is tuple:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            raise ConfigError(f"{where} must be a listen description or a list of them, not {value!r}")
+        return tuple(v.strip() for v in value)
+    raise AssertionError(kind)
+
+
+def _kind(cls: type, name: str) -> type:
+    default = getattr(cls(), name)
+    return bool if isinstance(default, bool) else type(default)
+
+
+def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -> Config:
+    """Apply ``values`` ({section: {setting: value}}) on top of ``base`` and validate the result."""
+    base = base or Config()
+    sections: dict[str, Any] = {}
+    for section, settings in values.items():
+        cls = _SECTIONS.get(section)
+        if cls is None:
+            raise ConfigError(f"unknown section [{section}]; known: {', '.join(sorted(_SECTIONS))}")
+        if not isinstance(settings, Mapping):
+            raise ConfigError(f"[{section}] must be a table of settings")
+        known = {f.name for f in attrs.fields(cls)}
+        changes = {}
+        for name, value in settings.items():
+            if name not in known:
+                raise ConfigError(f"unknown setting {section}.{name}; known: {', '.join(sorted(known))}")
+            changes[name] = _check(section, name, value, _kind(cls, name))
+        sections[section] = attrs.evolve(getattr(base, section), **changes)
+    config = attrs.evolve(base, **sections)
+    validate(config)
+    return config
+
+
+def validate(config: Config) -> None:
+    """Raise ConfigError for combinations no single value check catches."""
+    k, lim = config.kalaha, config.limits
+    if k.first not in FIRST_CHOICES:
+        raise ConfigError(f"kalaha.first must be one of {', '.join(FIRST_CHOICES)}, not {k.first!r}")
+    if not 16 <= lim.max_line <= 1_048_576:
+        raise ConfigError(f"limits.max_line must be 16 to 1048576 bytes, not {lim.max_line}")
+    if lim.line_rate and lim.line_burst < 1:
+        raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
+
+
+def load(path: str, base: Config | None = None) -> Config:
+    """Read the TOML file at ``path`` and return the validated Config it describes."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path} is not valid TOML: {e}") from None
+    try:
+        return build(data, base)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None

@@ -1,0 +1,253 @@
+"""One running Kalaha game: two seats, the rules, the move clock and the end of the game.
+
+A ``KalahaGame`` drives the rules through the shared ``TurnScheduler`` (one seat per turn, the move
+time limit as the deadline) and tells both players what happens through ``IKalahaPlayer``. Players
+may be network connections or the built-in computer player; the game does not know which.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Callable
+
+import attrs
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from zope.interface import Attribute, Interface, implementer
+
+from gamed.kalaha import ai, rules
+from gamed.kalaha.rules import A, B, Move, Position, other
+from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
+
+
+class IKalahaPlayer(Interface):
+    """A seat at a Kalaha game, told about everything that happens in it."""
+
+    name = Attribute("The player's display name.")
+
+    def game_started(game: KalahaGame, side: str) -> None:
+        """The game began; this player plays ``side``."""
+
+    def position_changed(game: KalahaGame, move: Move | None) -> None:
+        """``game.position`` is new: after ``move``, or the opening position when None."""
+
+    def your_move(game: KalahaGame, seconds: float | None) -> None:
+        """It is this player's move; ``seconds`` are left to make it (None: no limit)."""
+
+    def game_ended(game: KalahaGame, outcome: Outcome) -> None:
+        """The game is over; nothing more will follow."""
+
+
+class Reason(enum.Enum):
+    """How a game ended. The first three are results; the others abort the game."""
+
+    END = "END"
+    RESIGN = "RESIGN"
+    STRIKES = "STRIKES"
+    TIMEOUT = "TIMEOUT"
+    DISCONNECT = "DISCONNECT"
+    SHUTDOWN = "SHUTDOWN"
+
+
+ABORTS = frozenset({Reason.TIMEOUT, Reason.DISCONNECT, Reason.SHUTDOWN})
+
+
+@attrs.frozen
+class Outcome:
+    """The end of a game: why, who won (None: draw or abort) and who caused it (if anyone)."""
+
+    reason: Reason
+    winner: str | None
+    culprit: str | None
+    position: Position
+
+    @property
+    def aborted(self) -> bool:
+        return self.reason in ABORTS
+
+
+class KalahaGame:
+    """Runs one game between ``players[A]`` and ``players[B]``; A moves first."""
+
+    _log = Logger()
+
+    def __init__(
+        self,
+        game_id: int,
+        players: dict[str, IKalahaPlayer],
+        clock: IReactorTime,
+        move_time: float | None = 60.0,
+        strikes: int = 3,
+        on_end: Callable[[KalahaGame, Outcome], None] = lambda game, outcome: None,
+    ):
+        self.id = game_id
+        self.players = dict(players)
+        self.position = Position.start()
+        self.moves: list[Move] = []
+        self.strike_limit = strikes
+        self.strikes = {A: 0, B: 0}
+        self.outcome: Outcome | None = None
+        self._on_end = on_end
+        self.clock = clock
+        self.started_at = clock.seconds()
+        self.move_time = move_time or None
+        # Kalaha allows no pass, so the first timeout ends the game (one strike).
+        self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
+
+    def side_of(self, player: IKalahaPlayer) -> str:
+        for side, p in self.players.items():
+            if p is player:
+                return side
+        raise KeyError(player)
+
+    def opponent_of(self, player: IKalahaPlayer) -> IKalahaPlayer:
+        return self.players[other(self.side_of(player))]
+
+    @property
+    def over(self) -> bool:
+        return self.outcome is not None
+
+    def start(self) -> None:
+        """Tell both players the game began and ask A for the first move."""
+        self._log.info(
+            "kalaha game {game} started: A={a} B={b}", game=self.id, a=self.players[A].name, b=self.players[B].name
+        )
+        for side, player in self.players.items():
+            player.game_started(self, side)
+        for player in self.players.values():
+            player.position_changed(self, None)
+        self._open_turn()
+
+    def move(self, player: IKalahaPlayer, text: str) -> Move:
+        """Play ``text`` (``A3``, ``b2`` or ``1``..``6``) for ``player``.
+
+        Raises IllegalMove, telling why; the caller reports it and calls ``strike``.
+        """
+        side = self.side_of(player)
+        if self.over:
+            raise rules.IllegalMove(rules.Illegal.GAME_OVER)
+        if side != self.position.to_move or not self._turns.is_open_for(side):
+            raise rules.IllegalMove(rules.Illegal.NOT_YOUR_TURN)
+        pit = rules.parse_pit(text, side)
+        result = rules.play(self.position, pit)
+        try:
+            self._turns.submit(side, result)
+        except TurnClosed:
+            # The move came at or after the deadline: the scheduler has just ended the turn.
+            raise rules.IllegalMove(rules.Illegal.GAME_OVER) from None
+        return result
+
+    def strike(self, player: IKalahaPlayer) -> bool:
+        """Count a protocol error by ``player``; True when it lost the game by it."""
+        if self.over:
+            return False
+        side = self.side_of(player)
+        self.strikes[side] += 1
+        if self.strike_limit and self.strikes[side] >= self.strike_limit:
+            self._end(Reason.STRIKES, winner=other(side), culprit=side)
+            return True
+        if side == self.position.to_move:
+            player.your_move(self, self._turns.remaining())
+        return False
+
+    def resign(self, player: IKalahaPlayer) -> None:
+        if not self.over:
+            side = self.side_of(player)
+            self._end(Reason.RESIGN, winner=other(side), culprit=side)
+
+    def leave(self, player: IKalahaPlayer) -> None:
+        """``player`` disconnected: the game is aborted and the opponent told why."""
+        if not self.over:
+            self._end(Reason.DISCONNECT, winner=None, culprit=self.side_of(player))
+
+    def abort(self, reason: Reason = Reason.SHUTDOWN) -> None:
+        if not self.over:
+            self._end(reason, winner=None, culprit=None)
+
+    def remaining(self) -> float | None:
+        return self._turns.remaining()
+
+    def _open_turn(self) -> None:
+        side = self.position.to_move
+        self._turns.open([side])
+        self.players[side].your_move(self, self._turns.remaining())
+
+    def _turn_closed(self, turn: Turn) -> None:
+        if self.over:
+            return
+        side = next(iter(turn.seats))
+        if turn.timed_out:
+            self._end(Reason.TIMEOUT, winner=None, culprit=side)
+            return
+        move: Move = turn.actions[side][-1]
+        self.position = move.position
+        self.moves.append(move)
+        for player in self.players.values():
+            player.position_changed(self, move)
+        if self.position.over:
+            self._end(Reason.END, winner=self.position.winner(), culprit=None)
+        else:
+            self._open_turn()
+
+    def _end(self, reason: Reason, winner: str | None, culprit: str | None) -> None:
+        self._turns.stop()
+        self.outcome = Outcome(reason, winner, culprit, self.position)
+        self._log.info(
+            "kalaha game {game} ended: {reason}, winner {winner}, score {a}-{b}, {moves} moves",
+            game=self.id,
+            reason=reason.value,
+            winner=winner or "none",
+            a=self.position.store(A),
+            b=self.position.store(B),
+            moves=len(self.moves),
+        )
+        for player in self.players.values():
+            player.game_ended(self, self.outcome)
+        self._on_end(self, self.outcome)
+
+
+@implementer(IKalahaPlayer)
+class ComputerPlayer:
+    """The built-in computer opponent. Its search runs through ``think`` (off the reactor thread in
+    the daemon) and its move is played from the clock, never from inside the game's own call."""
+
+    _log = Logger()
+
+    def __init__(
+        self,
+        level: ai.Level,
+        clock: IReactorTime,
+        rng: random.Random,
+        think: Callable[[Callable[[], int]], Deferred],
+    ):
+        self.level = level
+        self.name = f"computer-{level.name}"
+        self._clock = clock
+        self._rng = rng
+        self._think = think
+
+    def game_started(self, game: KalahaGame, side: str) -> None:
+        pass
+
+    def position_changed(self, game: KalahaGame, move: Move | None) -> None:
+        pass
+
+    def your_move(self, game: KalahaGame, seconds: float | None) -> None:
+        position = game.position
+        d = self._think(lambda: ai.choose_move(position, self.level, self._rng))
+        d.addCallback(lambda pit: self._clock.callLater(0, self._play, game, position, pit))
+        d.addErrback(lambda f: self._log.failure("computer player failed in game {game}", f, game=game.id))
+
+    def _play(self, game: KalahaGame, position: Position, pit: int) -> None:
+        if game.over or game.position is not position:
+            return
+        try:
+            game.move(self, str(pit))
+        except rules.IllegalMove as e:
+            self._log.error("computer player move {pit} refused: {e}", pit=pit, e=e)
+            game.strike(self)
+
+    def game_ended(self, game: KalahaGame, outcome: Outcome) -> None:
+        pass

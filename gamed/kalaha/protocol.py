@@ -1,0 +1,309 @@
+"""The Kalaha line protocol: one connection is one player, in the lobby or at a game.
+
+Thin by design: lines are parsed and rendered by ``gamed.kalaha.wire``, moves are judged by the
+game and the rules, pairing is done by the service's lobby. See ``docs/protocols/kalaha.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from twisted.internet.protocol import Factory
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+from zope.interface import implementer
+
+from gamed.kalaha import ai, wire
+from gamed.kalaha.game import IKalahaPlayer, KalahaGame, Outcome, Reason
+from gamed.kalaha.rules import A, B, IllegalMove, Move, other
+from gamed.kalaha.wire import Code
+from gamed.lobby import LobbyError
+from gamed.textline import TextLineProtocol
+
+if TYPE_CHECKING:
+    from gamed.kalaha.service import KalahaService
+
+
+@implementer(IKalahaPlayer)
+class KalahaProtocol(TextLineProtocol):
+    """A player connected over TCP (a person with telnet/nc or a program)."""
+
+    _log = Logger()
+
+    def __init__(self, service: KalahaService, number: int):
+        super().__init__(service.limits, service.clock)
+        self.service = service
+        self.name = f"guest{number}"
+        self.game: KalahaGame | None = None
+        self.board_on = service.config.board
+        self._join_call = None
+        self._commands = {
+            "HELP": self._help,
+            "NAME": self._name,
+            "TABLE": self._table,
+            "MEET": self._meet,
+            "COMPUTER": self._computer,
+            "LEVELS": self._levels,
+            "MOVE": self._move,
+            "BOARD": self._board,
+            "POSITION": self._position,
+            "RESIGN": self._resign,
+            "PING": self._ping,
+            "QUIT": self._quit,
+        }
+
+    def __repr__(self) -> str:
+        return f"<KalahaProtocol {self.name} {self.peer}>"
+
+    # --- connection ------------------------------------------------------------------------
+
+    def on_connect(self) -> None:
+        self.service.connected(self)
+        self.send_lines([wire.hello(), "INFO Welcome to Kalaha. Type HELP for the commands."])
+        delay = self.service.config.pair_delay
+        if delay:
+            self._join_call = self.clock.callLater(delay, self._auto_join)
+        else:
+            self._auto_join()
+
+    def on_disconnect(self, reason: Failure) -> None:
+        self._cancel_auto_join()
+        self.service.lobby.leave(self)
+        self.service.disconnected(self)
+        if self.game is not None and not self.game.over:
+            self._log.info("{name} ({peer}) left game {game}", name=self.name, peer=self.peer, game=self.game.id)
+            self.game.leave(self)
+
+    def on_idle(self) -> None:
+        self.close("idle timeout", [f"BYE nothing happened for {wire.seconds(self.limits.idle_timeout)} s"])
+
+    def on_line_too_long(self) -> None:
+        self._error(Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
+
+    def on_garbage(self) -> None:
+        self._error(Code.NOT_TEXT, "not ASCII text")
+
+    def on_internal_error(self) -> None:
+        self.send_lines([wire.error(Code.INTERNAL, "internal error; it has been logged")])
+
+    def shutdown(self) -> None:
+        """The server is stopping: a waiting player is told so and disconnected."""
+        if self.game is None or self.game.over:
+            self.close("server shutdown", ["ABORT SHUTDOWN the server is shutting down", "BYE"])
+
+    def on_line(self, text: str) -> None:
+        command, args = wire.parse(text)
+        handler = self._commands.get(command)
+        if handler is None:
+            self._error(Code.UNKNOWN_COMMAND, f"unknown command {command[:20]}; type HELP")
+        else:
+            handler(args)
+
+    # --- commands --------------------------------------------------------------------------
+
+    def _help(self, args: list[str]) -> None:
+        self.send_lines(wire.help_lines())
+
+    def _ping(self, args: list[str]) -> None:
+        self.send_lines(["PONG"])
+
+    def _name(self, args: list[str]) -> None:
+        if len(args) != 1 or not wire.valid_name(args[0]):
+            return self._error(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
+        if self.game is not None:
+            return self._error(Code.NOT_NOW, "you cannot change your name during a game")
+        self.name = args[0]
+        self.send_lines([f"OK NAME {self.name}"])
+
+    def _table(self, args: list[str]) -> None:
+        if len(args) > 1 or (args and not wire.valid_name(args[0])):
+            return self._error(Code.BAD_ARGUMENTS, "usage: TABLE [<table>] (1-32 letters, digits, _ . -)")
+        if self._not_in_lobby():
+            return
+        table = args[0] if args else None
+        self.send_lines([f"OK TABLE {table or '-'}"])
+        self._join(table, f"at table {table}" if table else "for an opponent")
+
+    def _meet(self, args: list[str]) -> None:
+        if len(args) != 1 or not wire.valid_name(args[0]):
+            return self._error(Code.BAD_ARGUMENTS, "usage: MEET <name>")
+        if self._not_in_lobby():
+            return
+        if args[0] == self.name:
+            return self._error(Code.BAD_ARGUMENTS, "you cannot meet yourself")
+        # Both players name each other, so they arrive at the same private table.
+        table = "meet " + " ".join(sorted((self.name, args[0])))
+        self.send_lines([f"OK MEET {args[0]}"])
+        self._join(table, f"for {args[0]} to send MEET {self.name}")
+
+    def _computer(self, args: list[str]) -> None:
+        if self._not_in_lobby():
+            return
+        if not self.service.config.computer:
+            return self._error(Code.UNAVAILABLE, "the computer player is switched off on this server")
+        level_name, side = ai.DEFAULT_LEVEL, A
+        for arg in args:
+            if arg.upper() in (A, B):
+                side = arg.upper()
+            elif arg.lower() in ai.LEVELS:
+                level_name = arg.lower()
+            else:
+                levels = ", ".join(ai.LEVELS)
+                return self._error(Code.BAD_ARGUMENTS, f"usage: COMPUTER [<level>] [A|B]; levels: {levels}")
+        self._cancel_auto_join()
+        self.service.lobby.leave(self)
+        self.send_lines([f"OK COMPUTER {level_name} {side}"])
+        self.service.play_computer(self, ai.LEVELS[level_name], side)
+
+    def _levels(self, args: list[str]) -> None:
+        lines = [f"LEVEL {lv.name} {lv.description}" for lv in ai.LEVELS.values()]
+        self.send_lines(lines + ["LEVEL END"])
+
+    def _move(self, args: list[str]) -> None:
+        if len(args) != 1:
+            return self._error(Code.BAD_ARGUMENTS, "usage: MOVE <pit>, e.g. MOVE A3 or just 3")
+        if self.game is None or self.game.over:
+            return self._error(Code.NOT_NOW, "you are not in a game yet")
+        try:
+            self.game.move(self, args[0])
+        except IllegalMove as e:
+            self._error(wire.ILLEGAL_CODES[e.reason], str(e))
+
+    def _board(self, args: list[str]) -> None:
+        if args:
+            switch = args[0].upper()
+            if len(args) != 1 or switch not in ("ON", "OFF"):
+                return self._error(Code.BAD_ARGUMENTS, "usage: BOARD [ON|OFF]")
+            self.board_on = switch == "ON"
+            return self.send_lines([f"OK BOARD {switch}"])
+        if self.game is None:
+            return self._error(Code.NOT_NOW, "you are not in a game yet")
+        self.send_lines(wire.board(self.game.position))
+
+    def _position(self, args: list[str]) -> None:
+        if self.game is None:
+            return self._error(Code.NOT_NOW, "you are not in a game yet")
+        self.send_lines([wire.position(self.game.position)])
+
+    def _resign(self, args: list[str]) -> None:
+        if self.game is None or self.game.over:
+            return self._error(Code.NOT_NOW, "you are not in a game")
+        self.game.resign(self)
+
+    def _quit(self, args: list[str]) -> None:
+        if self.game is not None and not self.game.over:
+            self.game.resign(self)
+        else:
+            self.close("client quit", ["BYE"])
+
+    # --- lobby -----------------------------------------------------------------------------
+
+    def _not_in_lobby(self) -> bool:
+        if self.game is not None:
+            self._error(Code.NOT_NOW, "you are already in a game")
+            return True
+        return False
+
+    def _auto_join(self) -> None:
+        self._join_call = None
+        if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing:
+            self._join(None, "for an opponent")
+
+    def _cancel_auto_join(self) -> None:
+        if self._join_call is not None and self._join_call.active():
+            self._join_call.cancel()
+        self._join_call = None
+
+    def _join(self, table: str | None, what: str) -> None:
+        self._cancel_auto_join()
+        lobby = self.service.lobby
+        lobby.leave(self)
+        try:
+            lobby.join(self, table)
+        except LobbyError as e:  # pragma: no cover - two-seat tables cannot be mismatched
+            return self._error(Code.NOT_NOW, str(e))
+        if self.game is None:
+            self.send_lines([f"WAIT waiting {what}"])
+
+    # --- errors ----------------------------------------------------------------------------
+
+    def _error(self, code: Code, text: str) -> None:
+        """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
+        game = self.game
+        if game is None or game.over:
+            self.send_lines([wire.error(code, text)])
+            return
+        limit = game.strike_limit
+        if limit:
+            text = f"{text}; strike {game.strikes[game.side_of(self)] + 1} of {limit}"
+        self.send_lines([wire.error(code, text)])
+        game.strike(self)
+
+    # --- IKalahaPlayer ---------------------------------------------------------------------
+
+    def game_started(self, game: KalahaGame, side: str) -> None:
+        self._cancel_auto_join()
+        self.game = game
+        self.note_activity()
+        self.send_lines([f"START {game.id} {side} {game.players[other(side)].name}"])
+
+    def position_changed(self, game: KalahaGame, move: Move | None) -> None:
+        self.note_activity()
+        lines = [] if move is None else [wire.played(move)]
+        lines.append(wire.position(game.position))
+        if self.board_on:
+            lines.extend(wire.board(game.position))
+        if not game.position.over:
+            side = game.position.to_move
+            lines.append(f"TURN {side} {game.players[side].name}")
+        self.send_lines(lines)
+
+    def your_move(self, game: KalahaGame, seconds: float | None) -> None:
+        self.send_lines([f"YOURMOVE {wire.seconds(seconds)} {wire.legal_pits(game.position)}"])
+
+    def game_ended(self, game: KalahaGame, outcome: Outcome) -> None:
+        me = game.side_of(self)
+        pos = outcome.position
+        lines = [f"SCORE {pos.store(A)} {pos.store(B)}"]
+        culprit = None if outcome.culprit is None else game.players[outcome.culprit].name
+        you = outcome.culprit == me
+        reason = outcome.reason
+        if outcome.aborted:
+            if reason is Reason.TIMEOUT:
+                limit = wire.seconds(game.move_time)
+                text = f"{'you' if you else culprit} did not move within {limit} s"
+            elif reason is Reason.DISCONNECT:
+                text = f"{culprit} disconnected"
+            else:
+                text = "the server is shutting down"
+            lines.append(f"ABORT {reason.value} {text}")
+        else:
+            result = "DRAW" if outcome.winner is None else ("WIN" if outcome.winner == me else "LOSE")
+            if reason is Reason.RESIGN:
+                text = "you resigned" if you else f"{culprit} resigned"
+            elif reason is Reason.STRIKES:
+                text = f"{'you' if you else culprit} made {game.strike_limit} protocol errors"
+            else:
+                text = f"{pos.store(me)} to {pos.store(other(me))}"
+            lines.append(f"RESULT {result} {reason.value} {text}")
+        lines.append("BYE thanks for playing")
+        self.close(f"game {game.id} over ({reason.value})", lines)
+
+
+class KalahaFactory(Factory):
+    """Builds a KalahaProtocol per connection for one KalahaService."""
+
+    noisy = False
+
+    def __init__(self, service: KalahaService):
+        self.service = service
+        self._count = 0
+
+    def logPrefix(self) -> str:  # noqa: N802
+        return "kalaha"
+
+    def buildProtocol(self, addr) -> KalahaProtocol:  # noqa: N802
+        self._count += 1
+        protocol = KalahaProtocol(self.service, self._count)
+        protocol.factory = self
+        return protocol

@@ -1,0 +1,186 @@
+"""Kalaha rules as pure functions: the board, sowing, captures, extra turns and the end of the game.
+
+The board has 14 pits in sowing order: index 0..6 are A1..A7 and 7..13 are B1..B7; A7 and B7 are
+the stores. A always moves first; who plays A is decided by the server, not by the rules.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+PITS_PER_SIDE = 6
+STONES_PER_PIT = 6
+TOTAL_STONES = 2 * PITS_PER_SIDE * STONES_PER_PIT
+
+A, B = "A", "B"
+SIDES = (A, B)
+_STORE = {A: 6, B: 13}
+_FIRST = {A: 0, B: 7}
+_SKIP = {A: 13, B: 6}  # each player skips the opponent's store when sowing
+
+
+def other(side: str) -> str:
+    """The opponent of ``side``."""
+    return B if side == A else A
+
+
+def pit_index(side: str, number: int) -> int:
+    """Board index of pit ``number`` (1..7, 7 is the store) on ``side``."""
+    return _FIRST[side] + number - 1
+
+
+def pit_name(index: int) -> str:
+    """Name of the pit at board ``index``, e.g. ``A3`` or ``B7``."""
+    return f"{A if index < 7 else B}{index % 7 + 1}"
+
+
+def opposite(index: int) -> int:
+    """The pit across the board from a playing pit (A1-B6, A2-B5, ..., A6-B1)."""
+    return 12 - index
+
+
+class Illegal(enum.Enum):
+    """Why a move is refused; the protocol layers map these to error codes."""
+
+    GAME_OVER = "the game is over"
+    NOT_YOUR_TURN = "it is not your turn"
+    NOT_A_PIT = "not a pit"
+    STORE = "a store cannot be played"
+    OPPONENT_PIT = "that pit belongs to your opponent"
+    EMPTY_PIT = "that pit is empty"
+
+
+class IllegalMove(Exception):
+    """A move the rules refuse; ``reason`` says why."""
+
+    def __init__(self, reason: Illegal, detail: str = ""):
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return f"{self.detail}: {self.reason.value}" if self.detail else self.reason.value
+
+
+@attrs.frozen
+class Position:
+    """A Kalaha position: the 14 pits in board order and the side to move."""
+
+    pits: tuple[int, ...]
+    to_move: str = A
+
+    @classmethod
+    def start(cls) -> Position:
+        """The opening position: six stones in every playing pit, empty stores, A to move."""
+        row = (STONES_PER_PIT,) * PITS_PER_SIDE + (0,)
+        return cls(row + row, A)
+
+    @property
+    def over(self) -> bool:
+        """True once every stone lies in a store."""
+        return self.pits[6] + self.pits[13] == TOTAL_STONES
+
+    def store(self, side: str) -> int:
+        """Stones in ``side``'s store."""
+        return self.pits[_STORE[side]]
+
+    def side_stones(self, side: str) -> int:
+        """Stones in ``side``'s six playing pits."""
+        first = _FIRST[side]
+        return sum(self.pits[first : first + PITS_PER_SIDE])
+
+    def legal_moves(self) -> tuple[int, ...]:
+        """Pit numbers (1..6) the side to move may play; empty when the game is over."""
+        if self.over:
+            return ()
+        first = _FIRST[self.to_move]
+        return tuple(n for n in range(1, 7) if self.pits[first + n - 1])
+
+    def winner(self) -> str | None:
+        """The side with more stones in its store once the game is over; None for a draw."""
+        a, b = self.store(A), self.store(B)
+        return None if a == b else (A if a > b else B)
+
+
+@attrs.frozen
+class Move:
+    """What one move did, for reports to players and spectators."""
+
+    side: str
+    pit: int  # 1..6 on the mover's side
+    sown: int
+    last: int  # board index where the last stone fell
+    extra_turn: bool
+    captured: int  # stones moved to the store by a capture, the capturing stone included
+    swept: int  # stones swept into a store because the next player had no move
+    position: Position  # the position after the move
+
+
+def parse_pit(text: str, side: str) -> int:
+    """Turn a player's move text (``A3``, ``b2`` or a bare ``1``..``6``) into a pit number of ``side``.
+
+    Raises IllegalMove for anything that is not one of the mover's six playing pits.
+    """
+    t = text.strip().upper()
+    if len(t) == 1 and t in "123456":
+        return int(t)
+    if len(t) == 2 and t[0] in SIDES and t[1] in "1234567":
+        number = int(t[1])
+        if number == 7:
+            raise IllegalMove(Illegal.STORE, t)
+        if t[0] != side:
+            raise IllegalMove(Illegal.OPPONENT_PIT, t)
+        return number
+    raise IllegalMove(Illegal.NOT_A_PIT, text.strip()[:16])
+
+
+def play(position: Position, pit: int) -> Move:
+    """Play pit ``pit`` (1..6) for the side to move and return what happened.
+
+    Raises IllegalMove when the game is over, the pit number is out of range or the pit is empty.
+    """
+    if position.over:
+        raise IllegalMove(Illegal.GAME_OVER)
+    side = position.to_move
+    if not 1 <= pit <= PITS_PER_SIDE:
+        raise IllegalMove(Illegal.NOT_A_PIT, str(pit))
+    start = pit_index(side, pit)
+    pits = list(position.pits)
+    stones = pits[start]
+    if not stones:
+        raise IllegalMove(Illegal.EMPTY_PIT, pit_name(start))
+    pits[start] = 0
+    skip = _SKIP[side]
+    i = start
+    for _ in range(stones):
+        i = (i + 1) % 14
+        if i == skip:
+            i = (i + 1) % 14
+        pits[i] += 1
+
+    store = _STORE[side]
+    first = _FIRST[side]
+    captured = 0
+    extra = i == store
+    if not extra and first <= i < first + PITS_PER_SIDE and pits[i] == 1:
+        # The capture takes the opposite pit even when it is empty (the exercise says so).
+        captured = 1 + pits[opposite(i)]
+        pits[store] += captured
+        pits[i] = 0
+        pits[opposite(i)] = 0
+    nxt = side if extra else other(side)
+
+    swept = 0
+    nfirst = _FIRST[nxt]
+    if not any(pits[nfirst : nfirst + PITS_PER_SIDE]):
+        # The player to move has no stones: the opponent's stones go into the opponent's store.
+        opp = other(nxt)
+        ofirst = _FIRST[opp]
+        swept = sum(pits[ofirst : ofirst + PITS_PER_SIDE])
+        pits[ofirst : ofirst + PITS_PER_SIDE] = [0] * PITS_PER_SIDE
+        pits[_STORE[opp]] += swept
+
+    after = Position(tuple(pits), nxt)
+    return Move(side, pit, stones, i, extra, captured, swept, after)

@@ -1,0 +1,133 @@
+"""The Kalaha service: owns the lobby, the running games and the connections of one daemon.
+
+Listening ports are added as child services by ``gamed.tap``; ``port_factory`` gives the factory
+they serve, already wrapped in the connection limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Hashable
+
+from twisted.application.service import MultiService
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+
+from gamed.config import KalahaConfig, Limits
+from gamed.kalaha import ai, wire
+from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame, Outcome, Reason
+from gamed.kalaha.protocol import KalahaFactory, KalahaProtocol
+from gamed.kalaha.rules import A, B, other
+from gamed.kalaha.wire import Code
+from gamed.lobby import Lobby
+from gamed.textline import ConnectionLimits
+
+
+def run_inline(work: Callable[[], int]) -> Deferred:
+    """Run the computer's search at once (unit tests; the daemon uses a thread pool)."""
+    return defer.maybeDeferred(work)
+
+
+class KalahaService(MultiService):
+    """Pairs players into games and runs them; stops by aborting every game with a reason."""
+
+    _log = Logger()
+    name = "kalaha"
+
+    def __init__(
+        self,
+        config: KalahaConfig,
+        limits: Limits,
+        clock: IReactorTime,
+        rng: random.Random | None = None,
+        think: Callable[[Callable[[], int]], Deferred] = run_inline,
+    ):
+        super().__init__()
+        self.config = config
+        self.limits = limits
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.think = think
+        self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True))
+        self.games: dict[int, KalahaGame] = {}
+        self.connections: set[KalahaProtocol] = set()
+        self.finished = 0
+        self._ids = itertools.count(1)
+        self._tables = 0
+        self._drained: list[Deferred] = []
+        self.factory = KalahaFactory(self)
+
+    def port_factory(self) -> ConnectionLimits:
+        """The factory a listening port serves: a KalahaFactory behind the connection limits."""
+        refusal = lambda why: (wire.error(Code.SERVER_FULL, why) + "\r\n").encode("ascii")  # noqa: E731
+        return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, refusal)
+
+    # --- called by protocols ---------------------------------------------------------------
+
+    def connected(self, protocol: KalahaProtocol) -> None:
+        self.connections.add(protocol)
+
+    def disconnected(self, protocol: KalahaProtocol) -> None:
+        self.connections.discard(protocol)
+        if not self.connections:
+            drained, self._drained = self._drained, []
+            for d in drained:
+                d.callback(None)
+
+    def play_computer(self, player: IKalahaPlayer, level: ai.Level, side: str) -> KalahaGame:
+        """Start a game between ``player`` (on ``side``) and the computer at ``level``."""
+        computer = ComputerPlayer(level, self.clock, self.rng, self.think)
+        return self._start({side: player, other(side): computer})
+
+    # --- games -----------------------------------------------------------------------------
+
+    def _seat(self, members: list[Hashable], table: str | None) -> None:
+        first, second = members
+        mode = self.config.first
+        self._tables += 1
+        if mode == "alternate" and self._tables % 2 == 0:
+            first, second = second, first
+        elif mode == "random" and self.rng.random() < 0.5:
+            first, second = second, first
+        self._start({A: first, B: second})
+
+    def _start(self, players: dict[str, IKalahaPlayer]) -> KalahaGame:
+        game = KalahaGame(
+            next(self._ids),
+            players,
+            self.clock,
+            move_time=self.config.move_time,
+            strikes=self.config.strikes,
+            on_end=self._ended,
+        )
+        self.games[game.id] = game
+        game.start()
+        return game
+
+    def _ended(self, game: KalahaGame, outcome: Outcome) -> None:
+        self.games.pop(game.id, None)
+        self.finished += 1
+
+    # --- service ---------------------------------------------------------------------------
+
+    def stopService(self) -> Deferred:  # noqa: N802
+        """Stop listening, abort every game (both players are told why), close every connection."""
+        stopped = defer.maybeDeferred(super().stopService)
+        if self.games:
+            self._log.info("aborting {n} running kalaha games for shutdown", n=len(self.games))
+        for game in list(self.games.values()):
+            game.abort(Reason.SHUTDOWN)
+        for protocol in list(self.connections):
+            protocol.shutdown()
+        waits = [stopped]
+        if self.connections:
+            d = Deferred()
+            self._drained.append(d)
+            # Closing connections are cut off after close_grace; do not wait much longer.
+            d.addTimeout(self.limits.close_grace + 1, self.clock)
+            d.addErrback(lambda f: None)
+            waits.append(d)
+        return defer.gatherResults(waits)

@@ -1,0 +1,137 @@
+"""The Kalaha text protocol as pure functions: command parsing, error codes and server lines.
+
+Every server line starts with an upper-case keyword; the grammar is documented, with an example
+session that the tests replay, in ``docs/protocols/kalaha.md``.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+from gamed import __version__
+from gamed.kalaha.rules import Illegal, Move, Position, pit_index, pit_name
+
+PROTOCOL = "KALAHA/1"
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
+
+
+class Code(enum.IntEnum):
+    """Stable error codes sent as ``ERROR <code> <text>``."""
+
+    UNKNOWN_COMMAND = 400
+    BAD_ARGUMENTS = 401
+    LINE_TOO_LONG = 402
+    NOT_TEXT = 403
+    NOT_NOW = 404
+    UNAVAILABLE = 405
+    NOT_YOUR_TURN = 410
+    NOT_A_PIT = 411
+    STORE = 412
+    OPPONENT_PIT = 413
+    EMPTY_PIT = 414
+    INTERNAL = 500
+    SERVER_FULL = 503
+
+
+ILLEGAL_CODES = {
+    Illegal.NOT_YOUR_TURN: Code.NOT_YOUR_TURN,
+    Illegal.NOT_A_PIT: Code.NOT_A_PIT,
+    Illegal.STORE: Code.STORE,
+    Illegal.OPPONENT_PIT: Code.OPPONENT_PIT,
+    Illegal.EMPTY_PIT: Code.EMPTY_PIT,
+    Illegal.GAME_OVER: Code.NOT_NOW,
+}
+
+_PIT_RE = re.compile(r"[A-Za-z]?[0-9]{1,2}\Z")
+
+COMMANDS = (
+    ("HELP", "", "this list"),
+    ("NAME", "<name>", "choose your name (1-32 letters, digits, _ . -) before your game starts"),
+    ("TABLE", "[<table>]", "wait at a named table instead of the general queue; no name: back to the queue"),
+    ("MEET", "<name>", "play the player called <name> once they send MEET with your name"),
+    ("COMPUTER", "[<level>] [A|B]", "play the computer; you play A (moving first) unless you say B"),
+    ("LEVELS", "", "list the computer's levels"),
+    ("MOVE", "<pit>", "sow a pit: A1-A6 or B1-B6 (yours), or 1-6; the word MOVE may be left out"),
+    ("BOARD", "[ON|OFF]", "draw the board now, or switch the drawing after every move on or off"),
+    ("POSITION", "", "send the position line again"),
+    ("RESIGN", "", "give up the game"),
+    ("PING", "", "answered PONG"),
+    ("QUIT", "", "leave (resigns a running game)"),
+)
+
+
+def parse(text: str) -> tuple[str, list[str]]:
+    """Split a client line into an upper-case command and its arguments.
+
+    A bare pit (``A3``, ``b2``, ``4``; also a wrong one such as ``C9``) is the MOVE command.
+    """
+    words = text.split()
+    if len(words) == 1 and _PIT_RE.match(words[0]):
+        return "MOVE", words
+    return words[0].upper(), words[1:]
+
+
+def valid_name(name: str) -> bool:
+    """True for a player or table name the protocol accepts."""
+    return bool(NAME_RE.match(name))
+
+
+def hello() -> str:
+    return f"HELLO {PROTOCOL} gamed/{__version__}"
+
+
+def error(code: Code, text: str) -> str:
+    return f"ERROR {int(code)} {text}"
+
+
+def help_lines() -> list[str]:
+    lines = [f"HELP {cmd:<8} {args:<16} {text}".rstrip() for cmd, args, text in COMMANDS]
+    lines.append("HELP END")
+    return lines
+
+
+def position(pos: Position) -> str:
+    """``POSITION`` with A1..A7, B1..B7 and the side to move (``-`` once the game is over)."""
+    return "POSITION " + " ".join(map(str, pos.pits)) + " " + ("-" if pos.over else pos.to_move)
+
+
+def played(move: Move) -> str:
+    """``PLAYED <side> <pit> SOWN <n>`` followed by what else the move did."""
+    parts = [f"PLAYED {move.side} {move.side}{move.pit} SOWN {move.sown}"]
+    if move.captured:
+        parts.append(f"CAPTURE {move.captured}")
+    if move.extra_turn:
+        parts.append("EXTRA")
+    if move.swept:
+        parts.append(f"SWEEP {move.swept}")
+    return " ".join(parts)
+
+
+def legal_pits(pos: Position) -> str:
+    return " ".join(pit_name(pit_index(pos.to_move, n)) for n in pos.legal_moves())
+
+
+def board(pos: Position) -> list[str]:
+    """A drawing of the board for people, as ``BOARD`` lines (B's row on top, as seen from A)."""
+    p = pos.pits
+    top = "".join(f"{p[i]:>4}" for i in range(12, 6, -1))
+    bottom = "".join(f"{p[i]:>4}" for i in range(0, 6))
+    rule = "-" * 32
+    return [
+        "BOARD" + " " * 12 + "B6  B5  B4  B3  B2  B1",
+        f"BOARD     +{rule}+",
+        f"BOARD     |    {top}    |",
+        f"BOARD  B7 | {p[13]:>2} {' ' * 24} {p[6]:>2} | A7",
+        f"BOARD     |    {bottom}    |",
+        f"BOARD     +{rule}+",
+        "BOARD" + " " * 12 + "A1  A2  A3  A4  A5  A6",
+    ]
+
+
+def seconds(value: float | None) -> str:
+    """A time limit as whole seconds rounded up (``-`` for none)."""
+    if value is None:
+        return "-"
+    whole = int(value)
+    return str(whole + (value > whole))

@@ -1,0 +1,121 @@
+"""The waiting room: groups waiting players into tables, by arrival order or by a table name.
+
+Players in the general queue are seated in arrival order: the first ``seats`` of them form a table,
+the next ones the next table. A player may instead name a table; everyone who names the same table
+sits together once it is full. The first player at a named table may choose its seat count.
+The lobby knows nothing about connections: members are any hashable objects, ``alive(member)``
+says whether one is still there (members that left without ``leave`` are dropped before seating).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import attrs
+
+
+class LobbyError(Exception):
+    """A join the lobby refuses (bad seat count, already waiting, table full or mismatched)."""
+
+
+@attrs.define(eq=False)
+class _Table:
+    name: str | None
+    seats: int
+    members: list[Hashable] = attrs.field(factory=list)
+
+
+class Lobby:
+    """Seats waiting members at tables of ``seats`` and calls ``on_table(members, name)`` for each."""
+
+    def __init__(
+        self,
+        seats: int,
+        on_table: Callable[[list[Hashable], str | None], None],
+        alive: Callable[[Hashable], bool] = lambda member: True,
+        min_seats: int = 2,
+        max_seats: int | None = None,
+    ):
+        if seats < 1:
+            raise ValueError("a table needs at least one seat")
+        self.seats = seats
+        self.min_seats = min_seats
+        self.max_seats = seats if max_seats is None else max_seats
+        self._on_table = on_table
+        self._alive = alive
+        self._queue = _Table(None, seats)
+        self._named: dict[str, _Table] = {}
+        self._where: dict[Hashable, _Table] = {}
+
+    def join(self, member: Hashable, table: str | None = None, seats: int | None = None) -> int:
+        """Put ``member`` in the general queue (``table`` None) or at the named table.
+
+        ``seats`` chooses the seat count of a named table that this member opens; joining an
+        existing table with a different count is refused. Returns how many seats are still free
+        at the member's table after it joined (0 means the table was just seated).
+        """
+        if member in self._where:
+            raise LobbyError("already waiting; leave first")
+        if table is None:
+            if seats is not None and seats != self.seats:
+                raise LobbyError("the general queue has a fixed seat count; name a table")
+            target = self._queue
+        else:
+            target = self._named.get(table)
+            if target is not None:
+                self._prune(target)
+            if target is None or not target.members:
+                count = self.seats if seats is None else seats
+                if not self.min_seats <= count <= self.max_seats:
+                    raise LobbyError(f"seat count must be {self.min_seats} to {self.max_seats}")
+                target = self._named[table] = _Table(table, count)
+            elif seats is not None and seats != target.seats:
+                raise LobbyError(f"table {table} has {target.seats} seats")
+        target.members.append(member)
+        self._where[member] = target
+        return self._seat(target)
+
+    def leave(self, member: Hashable) -> bool:
+        """Take ``member`` out of the waiting room; False when it was not waiting."""
+        table = self._where.pop(member, None)
+        if table is None:
+            return False
+        table.members.remove(member)
+        if table.name is not None and not table.members:
+            del self._named[table.name]
+        return True
+
+    def table_of(self, member: Hashable) -> str | None:
+        """The named table ``member`` waits at (None for the general queue)."""
+        return self._where[member].name
+
+    def is_waiting(self, member: Hashable) -> bool:
+        """True while ``member`` waits for a table."""
+        return member in self._where
+
+    def waiting(self) -> list[Hashable]:
+        """Every waiting member, general queue first, each table in arrival order."""
+        out = list(self._queue.members)
+        for table in self._named.values():
+            out.extend(table.members)
+        return out
+
+    def free_seats(self, member: Hashable) -> int:
+        """How many more players ``member``'s table needs."""
+        table = self._where[member]
+        return table.seats - len(table.members)
+
+    def _prune(self, table: _Table) -> None:
+        for member in [m for m in table.members if not self._alive(m)]:
+            self.leave(member)
+
+    def _seat(self, table: _Table) -> int:
+        if len(table.members) < table.seats:
+            return table.seats - len(table.members)
+        self._prune(table)
+        while len(table.members) >= table.seats:
+            members = table.members[: table.seats]
+            for member in members:
+                self.leave(member)
+            self._on_table(members, table.name)
+        return max(0, table.seats - len(table.members)) if table.members else 0

@@ -1,0 +1,164 @@
+"""``twistd gamed`` / ``twist gamed``: command-line options and the service tree they build.
+
+Settings come from built-in defaults, then ``--config FILE`` (TOML), then the options given on the
+command line; every one is validated before anything listens, and a bad one stops start-up with a
+message (``usage.UsageError``) and a non-zero exit. Each game port is a strports description.
+"""
+
+from __future__ import annotations
+
+import resource
+from typing import Any
+
+from twisted.application import strports
+from twisted.application.service import IService, MultiService
+from twisted.internet import endpoints
+from twisted.internet.testing import MemoryReactor
+from twisted.logger import Logger
+from twisted.python import usage
+
+from gamed import __version__, config
+from gamed.config import Config, ConfigError
+
+_log = Logger()
+
+# Listen backlog for tcp: descriptions that do not set one; Twisted's default of 50 makes a burst
+# of thousands of connections wait for SYN retries.
+DEFAULT_BACKLOG = 4096
+
+# option name -> (config section, setting)
+_SETTINGS = {
+    "kalaha-move-time": ("kalaha", "move_time"),
+    "kalaha-strikes": ("kalaha", "strikes"),
+    "kalaha-first": ("kalaha", "first"),
+    "kalaha-pair-delay": ("kalaha", "pair_delay"),
+    "kalaha-computer": ("kalaha", "computer"),
+    "kalaha-board": ("kalaha", "board"),
+    "max-line": ("limits", "max_line"),
+    "idle-timeout": ("limits", "idle_timeout"),
+    "max-connections": ("limits", "max_connections"),
+    "max-per-peer": ("limits", "max_per_peer"),
+    "line-rate": ("limits", "line_rate"),
+    "line-burst": ("limits", "line_burst"),
+    "close-grace": ("limits", "close_grace"),
+}
+
+
+def _default(section: str, setting: str) -> Any:
+    return getattr(getattr(Config(), section), setting)
+
+
+class Options(usage.Options):
+    """Options of the gamed plugin; each also has a config-file setting of the same meaning."""
+
+    synopsis = "[options]"
+    longdesc = (
+        "gamed hosts turn-based games for AI programs and people over TCP. Each --GAME option is a "
+        "strports description (tcp:4600, tcp:port=4600:interface=127.0.0.1, ssl:port=4600:"
+        "privateKey=key.pem:certKey=cert.pem, systemd:domain=INET:name=kalaha) and may be given "
+        "more than once; 'none' switches the game off. Settings are read from --config (TOML), "
+        "then from the command line. JSON log lines: twistd --logger=gamed.logs.json_observer or "
+        "twist --log-format=json."
+    )
+    optParameters = [
+        ["config", "c", None, "TOML config file with the settings below (see etc/gamed.conf.example)."],
+        ["kalaha-move-time", None, None, f"Seconds per Kalaha move, 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
+        ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game, 0 = never [default: {_default('kalaha', 'strikes')}]"],
+        ["kalaha-first", None, None, "Who plays A and moves first: arrival, alternate or random [default: arrival]"],
+        ["kalaha-pair-delay", None, None, f"Seconds a new Kalaha connection has to choose a table before it is paired [default: {_default('kalaha', 'pair_delay'):g}]"],
+        ["kalaha-computer", None, None, "Allow the built-in computer player: yes or no [default: yes]"],
+        ["kalaha-board", None, None, "Send board drawings unless a client switches them off: yes or no [default: yes]"],
+        ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
+        ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
+        ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
+        ["max-per-peer", None, None, f"Connections per port from one address, 0 = unlimited [default: {_default('limits', 'max_per_peer')}]"],
+        ["line-rate", None, None, f"Lines per second a client may send before it is slowed down, 0 = unlimited [default: {_default('limits', 'line_rate'):g}]"],
+        ["line-burst", None, None, f"Lines a client may send in a burst before --line-rate applies [default: {_default('limits', 'line_burst')}]"],
+        ["close-grace", None, None, f"Seconds a closing client may take to read its last lines [default: {_default('limits', 'close_grace'):g}]"],
+    ]
+
+    def __init__(self):
+        super().__init__()
+        self.listen: dict[str, list[str]] = {}
+        self.config: Config | None = None
+
+    def opt_version(self) -> None:
+        """Print the gamed version and exit."""
+        print(f"gamed {__version__}")
+        raise SystemExit(0)
+
+    def opt_kalaha(self, description: str) -> None:
+        """Listen for Kalaha on this strports description; repeatable; 'none' = off [default: tcp:4600]"""
+        self.listen.setdefault("kalaha", []).append(description)
+
+    def postOptions(self) -> None:  # noqa: N802
+        try:
+            base = config.load(self["config"]) if self["config"] else Config()
+            values: dict[str, dict[str, Any]] = {}
+            for option, (section, setting) in _SETTINGS.items():
+                if self[option] is not None:
+                    values.setdefault(section, {})[setting] = self[option]
+            for game, descriptions in self.listen.items():
+                values.setdefault(game, {})["listen"] = [] if descriptions == ["none"] else descriptions
+            cfg = config.build(values, base)
+        except ConfigError as e:
+            raise usage.UsageError(str(e)) from None
+        listen = {"kalaha": cfg.kalaha.listen}
+        for game, descriptions in listen.items():
+            for description in descriptions:
+                check_description(game, description)
+        if not any(listen.values()):
+            raise usage.UsageError("every game is switched off: nothing to serve")
+        self.config = cfg
+
+
+def listen_description(description: str) -> str:
+    """``description`` with gamed's larger default listen backlog added to a plain tcp: port."""
+    if description.startswith("tcp:") and "backlog=" not in description:
+        return f"{description}:backlog={DEFAULT_BACKLOG}"
+    return description
+
+
+def check_description(game: str, description: str) -> None:
+    """Raise UsageError unless ``description`` is a strports description Twisted can listen on."""
+    try:
+        endpoints.serverFromString(MemoryReactor(), listen_description(description))
+    except Exception as e:  # the parsers raise ValueError, KeyError, TypeError, ImportError...
+        raise usage.UsageError(f"--{game} {description!r} is not a usable listen description: {e}") from None
+
+
+def raise_file_limit() -> None:
+    """Use the hard limit of open files as the soft one: every connection is a descriptor."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20
+    if soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError) as e:  # pragma: no cover - depends on the host
+            _log.warn("could not raise the open file limit from {soft}: {e}", soft=soft, e=e)
+
+
+def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
+    """Build the daemon: one service per game that is switched on, each with its listening ports."""
+    if reactor is None:
+        from twisted.internet import reactor
+    from twisted.internet import threads
+
+    from gamed.kalaha.service import KalahaService
+
+    cfg = options.config if options.config is not None else Config()
+    raise_file_limit()
+    root = MultiService()
+
+    def think(work):
+        return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
+
+    if cfg.kalaha.listen:
+        kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think)
+        for description in cfg.kalaha.listen:
+            strports.service(listen_description(description), kalaha.port_factory(), reactor=reactor).setServiceParent(
+                kalaha
+            )
+        kalaha.setServiceParent(root)
+    return root

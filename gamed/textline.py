@@ -1,0 +1,370 @@
+"""The shared base of every text-line game protocol, with the connection policies it enforces.
+
+``TextLineProtocol`` frames ASCII lines (``\\n`` or ``\\r\\n`` in, ``\\r\\n`` out) and applies the
+per-connection budget: a maximum line length (answered once the over-long line ends, the
+lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
+(a flooding client is slowed down, not cut off, by no longer reading from it), output
+back-pressure (a client that does not read its replies is no longer read from either) and a
+bounded close (a client that never reads its last lines is cut off after a grace period).
+
+``ConnectionLimits`` wraps a factory and refuses connections beyond a total and a per-address
+count, with a reason line for the client and a log entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from twisted.internet.interfaces import IAddress, IReactorTime
+from twisted.internet.protocol import Factory, Protocol
+from twisted.logger import Logger
+from twisted.protocols.basic import LineOnlyReceiver
+from twisted.protocols.policies import TimeoutMixin, WrappingFactory
+from twisted.python.failure import Failure
+
+from gamed.config import Limits
+
+_IAC = 0xFF
+_TELNET_OPTION_VERBS = {0xFB, 0xFC, 0xFD, 0xFE}  # WILL WONT DO DONT take an option byte
+_SB, _SE = 0xFA, 0xF0
+_PRINTABLE = frozenset(range(0x20, 0x7F))
+
+# Bytes a paused connection may hold unprocessed before it counts as a flood and is closed.
+_MAX_STASH = 1 << 20
+
+
+def strip_telnet(raw: bytes) -> bytes:
+    """Remove telnet IAC command sequences (negotiation, subnegotiation, escaped 0xFF) from a line."""
+    if _IAC not in raw:
+        return raw
+    out = bytearray()
+    i, n = 0, len(raw)
+    while i < n:
+        b = raw[i]
+        if b != _IAC:
+            out.append(b)
+            i += 1
+            continue
+        verb = raw[i + 1] if i + 1 < n else None
+        if verb == _IAC:
+            i += 2  # an escaped 0xFF data byte: not text either, drop it
+        elif verb in _TELNET_OPTION_VERBS:
+            i += 3
+        elif verb == _SB:
+            end = raw.find(bytes((_IAC, _SE)), i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            i += 2
+    return bytes(out)
+
+
+def decode_line(raw: bytes) -> str | None:
+    """The text of one received line (terminator already removed), or None when it is not text.
+
+    A trailing ``\\r`` and telnet commands are dropped; tabs count as blanks; any other control or
+    non-ASCII byte makes the line garbage.
+    """
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    if raw.isascii():
+        text = raw.decode("ascii")
+        if text.isprintable():
+            return text
+    raw = strip_telnet(raw).replace(b"\t", b" ")
+    if all(b in _PRINTABLE for b in raw):
+        return raw.decode("ascii")
+    return None
+
+
+class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
+    """Line framing and the per-connection budget; subclasses implement the ``on_*`` hooks."""
+
+    delimiter = b"\r\n"
+    _log = Logger()
+
+    def __init__(self, limits: Limits, clock: IReactorTime):
+        self.limits = limits
+        self.clock = clock
+        self.MAX_LENGTH = limits.max_line
+        self._buffer = b""
+        self._discarding = False
+        self._paused: set[str] = set()
+        self._tokens = float(limits.line_burst)
+        self._refilled = clock.seconds()
+        self._rate_call = None
+        self._close_call = None
+        self.closing = False
+        self.connected_at = clock.seconds()
+        self.peer = "?"
+
+    # --- hooks for subclasses -------------------------------------------------------------
+
+    def on_connect(self) -> None:
+        """The connection is up: send the greeting."""
+
+    def on_line(self, text: str) -> None:
+        """One non-empty line of text, stripped of surrounding blanks."""
+        raise NotImplementedError
+
+    def on_line_too_long(self) -> None:
+        """A line longer than the limit ended (its bytes were discarded)."""
+
+    def on_garbage(self) -> None:
+        """A line held bytes that are not ASCII text."""
+
+    def on_idle(self) -> None:
+        """Nothing happened for the idle timeout; the default closes the connection."""
+        self.close("idle timeout", [])
+
+    def on_internal_error(self) -> None:
+        """A bug in the game raised while handling a line (already logged); say so to the client."""
+
+    def on_disconnect(self, reason: Failure) -> None:
+        """The connection is gone, for whatever reason."""
+
+    # --- Twisted interface ------------------------------------------------------------------
+
+    def callLater(self, period, func):  # noqa: N802 - TimeoutMixin's name
+        return self.clock.callLater(period, func)
+
+    def connectionMade(self) -> None:  # noqa: N802
+        peer = self.transport.getPeer()
+        self.peer = f"{getattr(peer, 'host', peer)}:{getattr(peer, 'port', '')}".rstrip(":")
+        set_keepalive = getattr(self.transport, "setTcpKeepAlive", None)
+        if set_keepalive is not None:
+            try:
+                set_keepalive(True)  # so that half-open connections are noticed eventually
+            except (AttributeError, OSError):
+                pass
+        self.transport.registerProducer(self, True)
+        if self.limits.idle_timeout:
+            self.setTimeout(self.limits.idle_timeout)
+        self.on_connect()
+
+    def connectionLost(self, reason: Failure = None) -> None:  # noqa: N802
+        self.setTimeout(None)
+        for call in (self._rate_call, self._close_call):
+            if call is not None and call.active():
+                call.cancel()
+        self._rate_call = self._close_call = None
+        self._buffer = b""
+        self.on_disconnect(reason)
+
+    def timeoutConnection(self) -> None:  # noqa: N802
+        self.on_idle()
+
+    def dataReceived(self, data: bytes) -> None:  # noqa: N802
+        # LineOnlyReceiver's own dataReceived drops every line that follows an over-long one in
+        # the same chunk and cannot pause between lines, so the framing is done here.
+        if self._buffer:
+            data = self._buffer + data
+            self._buffer = b""
+        if self._paused or self.closing:
+            if not self.closing:
+                self._stash(data)
+            return
+        self._process(data)
+
+    # Producer interface: the transport pauses us when the client does not read what we write.
+    def pauseProducing(self) -> None:  # noqa: N802
+        self._pause("output")
+
+    def resumeProducing(self) -> None:  # noqa: N802
+        self._resume("output")
+
+    def stopProducing(self) -> None:  # noqa: N802
+        self._buffer = b""
+
+    # --- helpers for subclasses -------------------------------------------------------------
+
+    def send_lines(self, lines: Iterable[str]) -> None:
+        """Send text lines, each terminated by CRLF, in one write."""
+        if self.closing or self.transport is None:
+            return
+        data = "".join(line + "\r\n" for line in lines)
+        if data:
+            self.transport.write(data.encode("ascii", "replace"))
+
+    def close(self, reason: str, lines: Iterable[str] = ()) -> None:
+        """Send ``lines``, then close; log ``reason``. A client that does not read them is cut off
+        after the close grace period."""
+        if self.closing:
+            return
+        self.send_lines(lines)
+        self.closing = True
+        self._log.info("{peer} closed: {reason}", peer=self.peer, reason=reason)
+        self.setTimeout(None)
+        self._buffer = b""
+        self.transport.loseConnection()
+        if self.limits.close_grace:
+            self._close_call = self.clock.callLater(self.limits.close_grace, self._abort)
+
+    def note_activity(self) -> None:
+        """Something happened for this client (a game event): restart the idle timer."""
+        self.resetTimeout()
+
+    # --- internals --------------------------------------------------------------------------
+
+    def _abort(self) -> None:
+        self._close_call = None
+        self._log.info("{peer} did not read its last lines; connection aborted", peer=self.peer)
+        self.transport.abortConnection()
+
+    def _process(self, data: bytes) -> None:
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        limit = self.MAX_LENGTH + 1  # the \r of a \r\n terminator is not part of the line
+        for i, line in enumerate(lines):
+            if self.closing:
+                return
+            if self._paused:
+                self._stash(b"\n".join(lines[i:]) + b"\n" + tail)
+                return
+            if self._discarding:
+                self._discarding = False
+                self._dispatch(self.on_line_too_long)
+                continue
+            if len(line) > limit:
+                self._dispatch(self.on_line_too_long)
+                continue
+            if self.limits.line_rate and not self._take_token():
+                self._stash(b"\n".join(lines[i:]) + b"\n" + tail)
+                return
+            self._line(line)
+        if self.closing:
+            return
+        if len(tail) > limit:
+            self._discarding = True
+            tail = b""
+        self._buffer = tail
+
+    def _line(self, raw: bytes) -> None:
+        text = decode_line(raw)
+        if text is None:
+            self.resetTimeout()
+            self._dispatch(self.on_garbage)
+            return
+        text = text.strip()
+        if not text:
+            return
+        self.resetTimeout()
+        self._dispatch(self.on_line, text)
+
+    def _dispatch(self, hook: Callable, *args) -> None:
+        try:
+            hook(*args)
+        except Exception:
+            self._log.failure("error handling a line from {peer}", peer=self.peer)
+            try:
+                self.on_internal_error()
+            except Exception:
+                self._log.failure("error reporting an internal error to {peer}", peer=self.peer)
+                self.transport.abortConnection()
+
+    def _stash(self, data: bytes) -> None:
+        if len(data) > _MAX_STASH:
+            self._log.warn("{peer} sent more than {n} bytes while paused", peer=self.peer, n=_MAX_STASH)
+            self._buffer = b""
+            self.closing = True
+            self.transport.abortConnection()
+            return
+        self._buffer = data
+
+    def _take_token(self) -> bool:
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        now = self.clock.seconds()
+        rate = self.limits.line_rate
+        self._tokens = min(float(self.limits.line_burst), self._tokens + (now - self._refilled) * rate)
+        self._refilled = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        self._pause("rate")
+        self._rate_call = self.clock.callLater((1 - self._tokens) / rate, self._rate_refilled)
+        return False
+
+    def _rate_refilled(self) -> None:
+        self._rate_call = None
+        self._resume("rate")
+
+    def _pause(self, why: str) -> None:
+        if not self._paused and not self.closing:
+            self.transport.pauseProducing()
+        self._paused.add(why)
+
+    def _resume(self, why: str) -> None:
+        if why not in self._paused:
+            return
+        self._paused.discard(why)
+        if self._paused or self.closing:
+            return
+        data, self._buffer = self._buffer, b""
+        if data:
+            self._process(data)
+        if not self._paused and not self.closing:
+            self.transport.resumeProducing()
+
+
+class _Refusal(Protocol):
+    """Says why a connection is refused, then closes it."""
+
+    def __init__(self, message: bytes):
+        self.message = message
+
+    def connectionMade(self) -> None:  # noqa: N802
+        if self.message:
+            self.transport.write(self.message)
+        self.transport.loseConnection()
+
+
+class ConnectionLimits(WrappingFactory):
+    """Wraps a server factory; refuses connections beyond ``max_total`` in all and ``max_per_peer``
+    from one address (0 = unlimited), answering ``refusal(why)`` bytes and logging the reason."""
+
+    _log = Logger()
+    noisy = False
+
+    def __init__(
+        self,
+        wrapped: Factory,
+        max_total: int,
+        max_per_peer: int,
+        refusal: Callable[[str], bytes] = lambda why: b"",
+    ):
+        super().__init__(wrapped)
+        self.max_total = max_total
+        self.max_per_peer = max_per_peer
+        self.refusal = refusal
+        self.per_peer: dict[str, int] = {}
+        self._peer_of: dict[object, str] = {}
+        self.refused = 0
+
+    def buildProtocol(self, addr: IAddress):  # noqa: N802
+        host = str(getattr(addr, "host", addr))
+        why = None
+        if self.max_total and len(self.protocols) >= self.max_total:
+            why = f"server full ({self.max_total} connections)"
+        elif self.max_per_peer and self.per_peer.get(host, 0) >= self.max_per_peer:
+            why = f"too many connections from {host} (limit {self.max_per_peer})"
+        if why is not None:
+            self.refused += 1
+            self._log.warn("refused connection from {host}: {why}", host=host, why=why)
+            refusal = _Refusal(self.refusal(why))
+            refusal.factory = self
+            return refusal
+        protocol = super().buildProtocol(addr)
+        self.per_peer[host] = self.per_peer.get(host, 0) + 1
+        self._peer_of[protocol] = host
+        return protocol
+
+    def unregisterProtocol(self, p) -> None:  # noqa: N802
+        super().unregisterProtocol(p)
+        host = self._peer_of.pop(p, None)
+        if host is not None:
+            left = self.per_peer[host] - 1
+            if left:
+                self.per_peer[host] = left
+            else:
+                del self.per_peer[host]
