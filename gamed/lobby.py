@@ -73,7 +73,8 @@ class Lobby:
                 raise LobbyError(f"table {table} has {target.seats} seats")
         target.members.append(member)
         self._where[member] = target
-        return self._seat(target)
+        self._seat(target)
+        return self.free_seats(member) if member in self._where else 0
 
     def leave(self, member: Hashable) -> bool:
         """Take ``member`` out of the waiting room; False when it was not waiting."""
@@ -109,13 +110,12 @@ class Lobby:
         for member in [m for m in table.members if not self._alive(m)]:
             self.leave(member)
 
-    def _seat(self, table: _Table) -> int:
+    def _seat(self, table: _Table) -> None:
         if len(table.members) < table.seats:
-            return table.seats - len(table.members)
+            return
         self._prune(table)
         while len(table.members) >= table.seats:
             members = table.members[: table.seats]
             for member in members:
                 self.leave(member)
             self._on_table(members, table.name)
-        return max(0, table.seats - len(table.members)) if table.members else 0

@@ -278,8 +278,10 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         rate = self.limits.line_rate
         self._tokens = min(float(self.limits.line_burst), self._tokens + (now - self._refilled) * rate)
         self._refilled = now
-        if self._tokens >= 1:
-            self._tokens -= 1
+        # Compare with a little slack: refilling for exactly (1 - tokens) / rate seconds can land a
+        # rounding error short of a whole token, and waiting for that error would spin.
+        if self._tokens >= 1 - 1e-9:
+            self._tokens = max(0.0, self._tokens - 1)
             return True
         self._pause("rate")
         self._rate_call = self.clock.callLater((1 - self._tokens) / rate, self._rate_refilled)

@@ -7,6 +7,7 @@ session that the tests replay, in ``docs/protocols/kalaha.md``.
 from __future__ import annotations
 
 import enum
+import math
 import re
 
 from gamed import __version__
@@ -133,5 +134,4 @@ def seconds(value: float | None) -> str:
     """A time limit as whole seconds rounded up (``-`` for none)."""
     if value is None:
         return "-"
-    whole = int(value)
-    return str(whole + (value > whole))
+    return str(math.ceil(round(value, 3)))  # round first: 119.99 - 59.99 is 60.000000000000014

@@ -1,0 +1,1060 @@
+"""Kalaha load benchmark: scripted bots play the real gamed daemon over loopback.
+
+Measures, with one core for the server and one for this load generator (pinned with
+sched_setaffinity unless --no-pin):
+
+1. N concurrent Kalaha games (default N = 1, 100, 1000) between bots that send ``BOARD OFF`` and
+   ``TABLE bench<i>`` at once and answer every YOURMOVE with a legal pit from it; a finished game's
+   bots reconnect at once. Reported per N: moves/s, move latency p50/p99, the daemon's CPU time per
+   move, and its RSS per connected player (VmRSS with all 2N players seated and the first mover
+   holding its move, minus VmRSS before they connected, divided by 2N).
+2. The same request/response concurrency against a bare Twisted LineOnlyReceiver echo server
+   (bench/echo_server.py): N clients, one request in flight each. Reported: req/s and the ratio
+   Kalaha moves/s / echo req/s.
+3. Idle connections: 10,000 connections opened as fast as possible (each sends ``TABLE idle<i>``,
+   so it waits alone); the time until every one has its HELLO line; then the 100-game move rate
+   without, with and again without 1000 idle connections held open.
+
+Move latency: from just before a bot's send() of its move to the return of the epoll wait in which
+that same bot's socket delivers the PLAYED line echoing the move (the server sends PLAYED to both
+players in the same event, together with the next YOURMOVE). "prompt p99" is the time from a move to
+the next YOURMOVE on either socket of that game.
+
+Every figure comes with the load generator's own CPU use (CPU time / wall time): near 100% means the
+client, not the server, limits the rate, and the figures understate the server.
+
+    .venv/bin/python bench/kalaha_load.py              # all phases, about 1.5 minutes
+    .venv/bin/python bench/kalaha_load.py --games 100 --skip-echo --skip-idle --window 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import platform
+import random
+import resource
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+HOST = "127.0.0.1"
+
+BOT, ECHO, IDLE = 0, 1, 2
+EPOLLIN, EPOLLOUT = select.EPOLLIN, select.EPOLLOUT
+perf = time.perf_counter
+
+TARGETS = {
+    "ratio_100": 0.70,  # Kalaha moves/s at 100 games / echo req/s at 100 clients
+    "p99_100_ms": 5.0,  # p99 move latency at 100 games
+    "rss_kb_per_player": 20.0,
+    "idle_accept_s": 2.0,  # 10,000 idle connections all greeted
+    "idle_effect": 0.10,  # relative change of the 100-game move rate with 1000 idle connections
+}
+
+
+class BenchError(Exception):
+    """The benchmark cannot go on (a server did not start, a phase never got going...)."""
+
+
+# --- servers under test ----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A server subprocess in its own session (process group), logging to a temporary file."""
+
+    live: list[Server] = []
+
+    def __init__(self, name: str, argv: list[str], ready: str, cpu: int | None, logdir: str):
+        self.name = name
+        self.argv = argv
+        self.ready = ready
+        self.cpu = cpu
+        self.log_path = Path(logdir) / f"{name}-{len(Server.live)}-{int(time.time() * 1000)}.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 20.0) -> Server:
+        log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise BenchError(f"cannot start {self.name} ({self.argv[0]}): {e}; run `make` first?") from None
+        finally:
+            log.close()
+        Server.live.append(self)
+        if self.cpu is not None:
+            try:
+                os.sched_setaffinity(self.proc.pid, {self.cpu})
+            except OSError:
+                pass
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.ready in self.log_path.read_text(errors="replace"):
+                return self
+            rc = self.proc.poll()
+            if rc is not None:
+                raise BenchError(f"{self.name} exited with status {rc} before listening:\n{self.tail()}")
+            if time.monotonic() > deadline:
+                raise BenchError(f"{self.name} did not report {self.ready!r} within {timeout:g} s:\n{self.tail()}")
+            time.sleep(0.05)
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "\n".join("    " + line for line in text[-lines:]) or "    (empty log)"
+
+    def check(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            raise BenchError(f"{self.name} died during the run:\n{self.tail()}")
+
+    def rss_kb(self) -> int:
+        self.check()
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise BenchError("no VmRSS in /proc status")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the whole process (all threads), from /proc/<pid>/stat."""
+        self.check()
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            stat = f.read()
+        fields = stat[stat.rfind(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if self in Server.live:
+            Server.live.remove(self)
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def daemon(args, idle_timeout: float | None = None) -> Server:
+    port = free_port()
+    argv = [
+        str(BIN / "twistd"), "-n", "--pidfile=", "gamed",
+        "--kalaha", f"tcp:port={port}:interface={HOST}:backlog={args.backlog}",
+        "--max-per-peer", "0", "--max-connections", "0",
+        "--kalaha-pair-delay", "0.5",
+    ]  # fmt: skip
+    if idle_timeout is not None:
+        argv += ["--idle-timeout", f"{idle_timeout:g}"]
+    server = Server("gamed", argv, f"starting on {port}", args.server_cpu, args.logdir)
+    server.port = port
+    return server
+
+
+def echo_server(args) -> Server:
+    port = free_port()
+    argv = [sys.executable, str(ROOT / "bench" / "echo_server.py"), "--port", str(port), "--backlog", str(args.backlog)]
+    server = Server("echo", argv, f"listening on {port}", args.server_cpu, args.logdir)
+    server.port = port
+    return server
+
+
+# --- the load generator ----------------------------------------------------------------------
+
+
+class Slot:
+    """One Kalaha game slot: its two bots meet at table ``bench<i>``; a new pair follows each game."""
+
+    __slots__ = ("hello", "t_move")
+
+    def __init__(self, table: bytes):
+        self.hello = b"BOARD OFF\nTABLE " + table + b"\n"
+        self.t_move = 0.0
+
+
+class Conn:
+    __slots__ = ("sock", "fd", "kind", "slot", "buf", "t_sent", "up", "started", "pending", "ended")
+
+    def __init__(self, sock, kind, slot, first):
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.kind = kind
+        self.slot = slot
+        self.buf = first  # bytes to send once connected, then the unparsed tail of the input
+        self.t_sent = 0.0
+        self.up = False
+        self.started = False
+        self.pending = None
+        self.ended = False
+
+
+class LoadGen:
+    """A single-threaded epoll client driving bots, echo clients and idle connections."""
+
+    def __init__(self, port: int, policy: str, seed: int, quickack: bool = False):
+        self.addr = (HOST, port)
+        self.quickack = quickack
+        self.ep = select.epoll()
+        self.conns: dict[int, Conn] = {}
+        self.rng = random.Random(seed)
+        self.first_pit = policy == "first"
+        self.reconnect = True
+        self.paused = False
+        self.measuring = False
+        self.reset()
+        self.n_started = self.n_pending = self.n_hello = self.n_wait = 0
+        self.t_last_hello = self.t_last_wait = 0.0
+        self.games_total = 0
+        self.errors = self.aborts = self.lost = 0
+        self.idle_lost = self.idle_paired = 0
+        self.lost_samples: list[bytes] = []
+
+    def reset(self) -> None:
+        self.lat: list[float] = []
+        self.prompt: list[float] = []
+        self.moves = 0
+        self.games = 0
+        self.polls = 0
+
+    # connections
+
+    def connect(self, kind: int, slot=None, first: bytes = b"") -> Conn:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        err = s.connect_ex(self.addr)
+        if err not in (0, errno.EINPROGRESS):
+            s.close()
+            raise BenchError(f"connect to {self.addr}: {os.strerror(err)}")
+        c = Conn(s, kind, slot, first)
+        self.conns[c.fd] = c
+        self.ep.register(c.fd, EPOLLIN | EPOLLOUT)
+        return c
+
+    def drop(self, c: Conn) -> None:
+        if self.conns.pop(c.fd, None) is not None:
+            self.ep.unregister(c.fd)
+            c.sock.close()
+
+    def close_all(self, kind: int | None = None) -> None:
+        self.reconnect = False if kind in (None, BOT) else self.reconnect
+        for c in list(self.conns.values()):
+            if kind is None or c.kind == kind:
+                self.drop(c)
+
+    def count(self, kind: int) -> int:
+        return sum(1 for c in self.conns.values() if c.kind == kind)
+
+    def _connected(self, c: Conn, ev: int) -> None:
+        err = c.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            self.drop(c)
+            raise BenchError(f"connect to {self.addr} failed: {os.strerror(err)}")
+        if not ev & EPOLLOUT:
+            return
+        first, c.buf = c.buf, b""
+        c.up = True
+        self.ep.modify(c.fd, EPOLLIN)
+        if c.kind == ECHO:
+            c.t_sent = perf()
+        c.sock.send(first)
+
+    # the event loop
+
+    def run(self, seconds: float, until=None) -> bool:
+        """Serve events for ``seconds`` or until ``until()`` is true (then return True)."""
+        poll = self.ep.poll
+        conns = self.conns
+        end = perf() + seconds
+        bot, echo, idle = self._bot, self._echo, self._idle
+        while True:
+            now = perf()
+            if until is not None and until():
+                return True
+            if now >= end:
+                return False
+            events = poll(min(0.05, end - now))
+            now = perf()
+            self.polls += 1
+            for fd, ev in events:
+                c = conns.get(fd)
+                if c is None:
+                    continue
+                if not c.up:
+                    self._connected(c, ev)
+                    continue
+                kind = c.kind
+                if kind == BOT:
+                    bot(c, now)
+                elif kind == ECHO:
+                    echo(c, now)
+                else:
+                    idle(c, now)
+
+    def _recv(self, c: Conn) -> bytes:
+        try:
+            data = c.sock.recv(16384)
+            if self.quickack:  # diagnostic: acknowledge at once, so the server's Nagle never waits
+                c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+            return data
+        except BlockingIOError:
+            return None
+        except OSError:
+            return b""
+
+    def _bot(self, c: Conn, now: float) -> None:
+        data = self._recv(c)
+        if not data:
+            if data is not None:
+                self._bot_closed(c)
+            return
+        if c.buf:
+            data = c.buf + data
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            c.buf = data[end:]
+            data = data[:end]
+            if not data:
+                return
+        elif c.buf:
+            c.buf = b""
+        if c.t_sent and b"PLAYED" in data:  # the echo of this bot's own move
+            if self.measuring:
+                self.lat.append(now - c.t_sent)
+                self.moves += 1
+            c.t_sent = 0.0
+        i = data.rfind(b"YOURMOVE ")
+        if i >= 0:
+            slot = c.slot
+            if slot.t_move:
+                if self.measuring:
+                    self.prompt.append(now - slot.t_move)
+                slot.t_move = 0.0
+            pits = data[i : data.find(b"\r", i)].split()[2:]
+            pit = pits[0] if self.first_pit else self.rng.choice(pits)
+            if self.paused:
+                c.pending = pit
+                self.n_pending += 1
+            else:
+                self._move(c, pit)
+        if not c.started and b"START " in data:
+            c.started = True
+            self.n_started += 1
+        if b"RESULT " in data:
+            c.ended = True
+            c.slot.t_move = 0.0
+            self.games_total += 1  # both bots see it: games = games_total / 2
+            if self.measuring:
+                self.games += 1
+        if b"ERROR " in data:
+            self.errors += 1
+        if b"ABORT " in data:
+            self.aborts += 1
+            c.ended = True
+
+    def _move(self, c: Conn, pit: bytes) -> None:
+        t = perf()
+        c.t_sent = t
+        c.slot.t_move = t
+        try:
+            c.sock.send(pit + b"\n")
+        except OSError:
+            pass  # the close is noticed on the next read
+
+    def release(self) -> None:
+        """Unpause: every bot holding a YOURMOVE answers it now."""
+        self.paused = False
+        for c in list(self.conns.values()):
+            if c.pending is not None:
+                pit, c.pending = c.pending, None
+                self._move(c, pit)
+
+    def _bot_closed(self, c: Conn) -> None:
+        self.drop(c)
+        if not c.ended:
+            self.lost += 1
+        if self.reconnect:
+            self.connect(BOT, c.slot, c.slot.hello)
+
+    def _echo(self, c: Conn, now: float) -> None:
+        data = self._recv(c)
+        if not data:
+            if data is not None:
+                self.lost += 1
+                self.drop(c)
+            return
+        if c.buf:
+            data = c.buf + data
+        if data[-1:] != b"\n":
+            c.buf = data
+            return
+        c.buf = b""
+        if self.measuring:
+            self.lat.append(now - c.t_sent)
+            self.moves += 1
+        if not c.started:
+            c.started = True
+            self.n_started += 1
+        c.t_sent = perf()
+        c.sock.send(b"A3\n")
+
+    def _idle(self, c: Conn, now: float) -> None:
+        data = self._recv(c)
+        if not data:
+            if data is not None:
+                self.lost += 1
+                self.idle_lost += 1
+                if not c.started:
+                    self.n_wait += 1  # it will never wait: do not wait for it
+                if len(self.lost_samples) < 3:
+                    self.lost_samples.append(c.buf[-300:])
+                self.drop(c)
+            return
+        c.buf = (c.buf + data)[-300:]  # kept only to explain a lost connection
+        if not c.pending:
+            c.pending = True
+            self.n_hello += 1
+            self.t_last_hello = now
+        if not c.started and (b"WAIT " in data or b"START " in data):
+            c.started = True
+            self.n_wait += 1
+            self.t_last_wait = now
+            if b"START " in data:
+                self.idle_paired += 1
+
+    # measurement
+
+    def window(self, seconds: float, server: Server) -> dict:
+        """Measure for ``seconds``: rates, latencies, server and client CPU."""
+        self.reset()
+        games0 = self.games_total
+        self.measuring = True
+        cpu0 = server.cpu_seconds()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
+        stat0 = cpu_jiffies()
+        t0 = perf()
+        self.run(seconds)
+        wall = perf() - t0
+        stat1 = cpu_jiffies()
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        cpu1 = server.cpu_seconds()
+        self.measuring = False
+        server.check()
+        client_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+        lat = sorted(self.lat)
+        prompt = sorted(self.prompt)
+        moves = self.moves
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = [(b1 - b0) / tick for (b0, _), (b1, _) in zip(stat0, stat1)]
+        # CPU time the machine spent outside the server and this process: other programs, and
+        # interrupt/softirq work charged to no process.
+        other = sum(busy) - (cpu1 - cpu0) - client_cpu
+        return {
+            "wall_s": wall,
+            "count": moves,
+            "rate": moves / wall,
+            "p50_ms": pct(lat, 0.50) * 1e3,
+            "p99_ms": pct(lat, 0.99) * 1e3,
+            "max_ms": (lat[-1] if lat else float("nan")) * 1e3,
+            "prompt_p50_ms": pct(prompt, 0.50) * 1e3,
+            "prompt_p99_ms": pct(prompt, 0.99) * 1e3,
+            "games_per_s": (self.games_total - games0) / 2 / wall,  # each game: RESULT seen by both bots
+            "server_cpu": (cpu1 - cpu0) / wall,
+            "server_us_per_op": (cpu1 - cpu0) / moves * 1e6 if moves else float("nan"),
+            "client_cpu": client_cpu / wall,
+            "client_us_per_op": client_cpu / moves * 1e6 if moves else float("nan"),
+            "ops_per_poll": moves / self.polls if self.polls else 0.0,
+            "cpu_busy": [b / wall for b in busy],
+            "other_cpu": max(0.0, other / wall),
+        }
+
+
+def cpu_jiffies() -> list[tuple[int, int]]:
+    """(busy, total) jiffies of every CPU from /proc/stat; busy counts steal time too."""
+    out = []
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                v = [int(x) for x in line.split()[1:]]
+                idle = v[3] + v[4]  # idle + iowait
+                out.append((sum(v[:8]) - idle, sum(v[:8])))
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+# --- phases ----------------------------------------------------------------------------------
+
+
+def start_games(gen: LoadGen, n: int, first_slot: int = 0, timeout: float = 30.0) -> None:
+    """Connect n bot pairs while paused; return once every game has started and its first mover
+    holds its YOURMOVE (nothing is moving)."""
+    gen.paused = True
+    gen.reconnect = True
+    started, pending = gen.n_started, gen.n_pending
+    for i in range(first_slot, first_slot + n):
+        slot = Slot(b"bench%d" % i)
+        gen.connect(BOT, slot, slot.hello)
+        gen.connect(BOT, slot, slot.hello)
+    ok = gen.run(timeout, until=lambda: gen.n_started - started >= 2 * n and gen.n_pending - pending >= n)
+    if not ok:
+        raise BenchError(
+            f"only {gen.n_started - started} of {2 * n} bots got START and {gen.n_pending - pending} of {n} "
+            f"first movers got YOURMOVE within {timeout:g} s"
+        )
+
+
+def warm_up_game(gen: LoadGen) -> None:
+    """Play one game to its end, so that code paths run once are not billed to the measured players."""
+    gen.reconnect = False
+    slot = Slot(b"warmup")
+    gen.connect(BOT, slot, slot.hello)
+    gen.connect(BOT, slot, slot.hello)
+    if not gen.run(15, until=lambda: gen.count(BOT) == 0):
+        raise BenchError("the warm-up game did not finish within 15 s")
+
+
+def kalaha_phase(args, n: int) -> dict:
+    with daemon(args) as d:
+        gen = LoadGen(d.port, args.policy, args.seed, args.quickack)
+        try:
+            warm_up_game(gen)
+            gen.run(0.2)
+            rss0 = d.rss_kb()
+            t0 = perf()
+            start_games(gen, n)
+            setup = perf() - t0
+            gen.run(0.3)  # let the daemon flush everything
+            rss1 = d.rss_kb()
+            gen.release()
+            gen.run(args.warmup)
+            spy = start_profiler(args, d, n)
+            result = gen.window(args.window, d)
+            if spy is not None:
+                result["profile"] = finish_profiler(spy, args.profile_top)
+            result.update(
+                n=n,
+                players=2 * n,
+                setup_s=setup,
+                rss_before_kb=rss0,
+                rss_players_kb=rss1,
+                rss_kb_per_player=(rss1 - rss0) / (2 * n),
+                errors=gen.errors,
+                aborts=gen.aborts,
+                lost=gen.lost,
+            )
+            return result
+        finally:
+            gen.close_all()
+
+
+def echo_phase(args, n: int) -> dict:
+    with echo_server(args) as e:
+        gen = LoadGen(e.port, args.policy, args.seed, args.quickack)
+        try:
+            rss0 = e.rss_kb()
+            for _ in range(n):
+                gen.connect(ECHO, None, b"A3\n")
+            if not gen.run(30, until=lambda: gen.n_started >= n):
+                raise BenchError(f"only {gen.n_started} of {n} echo clients got a reply within 30 s")
+            gen.run(args.warmup)
+            rss1 = e.rss_kb()
+            result = gen.window(args.window, e)
+            result.update(n=n, rss_kb_per_conn=(rss1 - rss0) / n, lost=gen.lost)
+            return result
+        finally:
+            gen.close_all()
+
+
+def idle_accept_phase(args) -> dict:
+    n = args.idle
+    with daemon(args, idle_timeout=0) as d:
+        gen = LoadGen(d.port, args.policy, args.seed, args.quickack)
+        try:
+            gen.run(0.2)
+            rss0 = d.rss_kb()
+            cpu0 = d.cpu_seconds()
+            t0 = perf()
+            for i in range(n):
+                gen.connect(IDLE, None, b"TABLE idle%d\n" % i)
+            issued = perf() - t0
+            ok = gen.run(60, until=lambda: gen.n_hello + gen.idle_lost >= n and gen.n_wait >= n)
+            if not ok:
+                raise BenchError(
+                    f"after 60 s only {gen.n_hello} of {n} idle connections had HELLO and {gen.n_wait} WAIT "
+                    f"({gen.idle_lost} lost)"
+                )
+            cpu1 = d.cpu_seconds()
+            gen.run(0.3)
+            rss1 = d.rss_kb()
+            return {
+                "n": n,
+                "connects_issued_s": issued,
+                "all_hello_s": gen.t_last_hello - t0,
+                "all_wait_s": gen.t_last_wait - t0,
+                "server_cpu_s": cpu1 - cpu0,
+                "rss_kb_per_conn": (rss1 - rss0) / n,
+                "lost": gen.idle_lost,
+                "paired": gen.idle_paired,
+                "lost_samples": [b.decode("ascii", "replace") for b in gen.lost_samples],
+            }
+        finally:
+            gen.close_all()
+
+
+def idle_effect_phase(args) -> dict:
+    n, idle = args.idle_games, args.idle_held
+    with daemon(args, idle_timeout=0) as d:
+        gen = LoadGen(d.port, args.policy, args.seed, args.quickack)
+        try:
+            warm_up_game(gen)
+            start_games(gen, n)
+            gen.release()
+            gen.run(args.warmup)
+            before = gen.window(args.window, d)
+            waits = gen.n_wait
+            for i in range(idle):
+                gen.connect(IDLE, None, b"TABLE idle%d\n" % i)
+            if not gen.run(30, until=lambda: gen.n_wait - waits >= idle):
+                raise BenchError(f"only {gen.n_wait - waits} of {idle} idle connections were waiting after 30 s")
+            gen.run(0.5)
+            during = gen.window(args.window, d)
+            held = gen.count(IDLE)
+            gen.close_all(IDLE)
+            gen.run(0.5)
+            after = gen.window(args.window, d)
+            base = (before["rate"] + after["rate"]) / 2
+            return {
+                "games": n,
+                "idle_held": held,
+                "without": before,
+                "with": during,
+                "without_again": after,
+                "change": during["rate"] / base - 1,
+                "errors": gen.errors,
+                "aborts": gen.aborts,
+                "lost": gen.lost,
+            }
+        finally:
+            gen.close_all()
+
+
+# --- profiling the daemon (py-spy) -------------------------------------------------------------
+
+
+def start_profiler(args, server: Server, n: int):
+    """Start py-spy on the daemon for the coming window when --profile asks for these N games."""
+    if not args.profile or n not in args.profile:
+        return None
+    spy = BIN / "py-spy"
+    if not spy.exists():
+        raise BenchError(f"--profile needs py-spy: {BIN / 'pip'} install py-spy")
+    out = Path(args.logdir) / f"profile-{n}.txt"
+    argv = [str(spy), "record", "--pid", str(server.proc.pid), "--duration", f"{max(1, int(args.window))}"]
+    if args.profile_native:  # C frames too (syscalls, the garbage collector); py-spy must pause the daemon
+        argv += ["--rate", "100", "--native"]
+    else:
+        argv += ["--rate", "250", "--nonblocking"]
+    argv += ["--format", "raw", "--output", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    return proc, out, n
+
+
+def finish_profiler(spy, top: int) -> dict:
+    proc, out, n = spy
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise BenchError("py-spy did not finish") from None
+    if proc.returncode != 0 or not out.exists():
+        raise BenchError(f"py-spy failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
+    summary = profile_summary(out.read_text(), top)
+    kept = Path(tempfile.gettempdir()) / f"kalaha-bench-profile-{n}.txt"
+    kept.write_text(out.read_text())
+    summary["stacks"] = str(kept)
+    return summary
+
+
+def _frame_name(frame: str) -> str:
+    # py-spy raw frames look like "function (path/to/file.py:123)"
+    name, _, where = frame.partition(" (")
+    path = where.rstrip(")").rsplit(":", 1)[0]
+    for marker in ("site-packages/", "lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    return f"{name} ({path})" if path else name
+
+
+def profile_summary(collapsed: str, top: int) -> dict:
+    """Self and inclusive shares of the samples per function, from py-spy's collapsed stacks."""
+    total = 0
+    own: dict[str, int] = {}
+    incl: dict[str, int] = {}
+    files: dict[str, int] = {}
+    for line in collapsed.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        k = int(count)
+        total += k
+        frames = [_frame_name(f) for f in stack.split(";")]
+        own[frames[-1]] = own.get(frames[-1], 0) + k
+        leaf_file = frames[-1].rpartition(" (")[2].rstrip(")") or "?"
+        files[leaf_file] = files.get(leaf_file, 0) + k
+        for name in set(frames):
+            incl[name] = incl.get(name, 0) + k
+    if not total:
+        return {"samples": 0, "self": [], "inclusive": [], "files": []}
+    rank = lambda d: [(name, v / total) for name, v in sorted(d.items(), key=lambda kv: -kv[1])[:top]]  # noqa: E731
+    return {"samples": total, "self": rank(own), "inclusive": rank(incl), "files": rank(files)}
+
+
+def print_profile(n: int, prof: dict) -> None:
+    print(
+        f"\nDaemon profile at {n} games (py-spy, {prof['samples']} samples of busy time; stacks in {prof['stacks']})"
+    )
+    print("  self time by file or library: " + ", ".join(f"{name} {share:.0%}" for name, share in prof["files"][:12]))
+    print("  self time (leaf function)                                         inclusive time")
+    rows = max(len(prof["self"]), len(prof["inclusive"]))
+    for i in range(rows):
+        left = prof["self"][i] if i < len(prof["self"]) else ("", 0.0)
+        right = prof["inclusive"][i] if i < len(prof["inclusive"]) else ("", 0.0)
+        print(f"  {left[1]:6.1%} {left[0][:58]:<58}  {right[1]:6.1%} {right[0][:70]}")
+
+
+# --- report ----------------------------------------------------------------------------------
+
+
+def machine() -> dict:
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        twisted = subprocess.run(
+            [sys.executable, "-c", "import twisted; print(twisted.__version__)"], capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        twisted = "?"
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "twisted": twisted,
+        "kernel": platform.release(),
+    }
+
+
+def fmt(x: float, digits: int = 2) -> str:
+    return "-" if x != x else f"{x:,.{digits}f}"
+
+
+def saturated(cpu: float) -> str:
+    return " (SATURATED)" if cpu >= 0.9 else ""
+
+
+def report(results: dict) -> list[tuple[str, bool | None, str]]:
+    m = results["machine"]
+    print(f"\nmachine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Twisted {m['twisted']}, Linux {m['kernel']}")
+    a = results["args"]
+    print(f"pinning: server on CPU {a['server_cpu']}, load generator on CPU {a['client_cpu']}; niceness {a['nice']}")
+    kal, echo = results.get("kalaha", {}), results.get("echo", {})
+    if kal:
+        print("\nKalaha games (moves/s; latency = own move -> own PLAYED; prompt = move -> next YOURMOVE)")
+        print(
+            f"{'games':>6} {'moves/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'prompt p50':>10} {'prompt p99':>10} "
+            f"{'games/s':>8} {'srv CPU':>8} {'srv us/mv':>9} {'cli CPU':>8} {'other':>6} {'RSS KB/player':>13} {'vs echo':>7}"
+        )
+        for n, r in kal.items():
+            e = echo.get(n)
+            ratio = r["rate"] / e["rate"] if e else float("nan")
+            print(
+                f"{n:>6} {r['rate']:>9,.0f} {fmt(r['p50_ms']):>7} {fmt(r['p99_ms']):>7} {fmt(r['max_ms'], 1):>7} "
+                f"{fmt(r['prompt_p50_ms']):>10} {fmt(r['prompt_p99_ms']):>10} {r['games_per_s']:>8,.1f} "
+                f"{r['server_cpu']:>7.0%} {fmt(r['server_us_per_op'], 0):>9} "
+                f"{r['client_cpu']:>7.0%}{'!' if r['client_cpu'] >= 0.9 else ' '}{r['other_cpu']:>6.0%} "
+                f"{fmt(r['rss_kb_per_player'], 1):>13} {fmt(ratio):>7}"
+            )
+            if r["errors"] or r["aborts"] or r["lost"]:
+                print(f"       !! {r['errors']} ERROR lines, {r['aborts']} aborts, {r['lost']} connections lost")
+    if echo:
+        print("\nEcho baseline (bare Twisted LineOnlyReceiver; req/s with one request in flight per client)")
+        print(
+            f"{'clients':>7} {'req/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'srv CPU':>8} {'srv us/req':>10} {'cli CPU':>8} "
+            f"{'other':>6} {'RSS KB/conn':>11}"
+        )
+        for n, r in echo.items():
+            print(
+                f"{n:>7} {r['rate']:>9,.0f} {fmt(r['p50_ms']):>7} {fmt(r['p99_ms']):>7} {r['server_cpu']:>7.0%} "
+                f"{fmt(r['server_us_per_op'], 0):>10} {r['client_cpu']:>7.0%}{'!' if r['client_cpu'] >= 0.9 else ' '}"
+                f"{r['other_cpu']:>6.0%} {fmt(r['rss_kb_per_conn'], 1):>11}"
+            )
+    acc, eff = results.get("idle_accept"), results.get("idle_effect")
+    if acc:
+        print(
+            f"\nIdle connections: {acc['n']:,} connects issued in {acc['connects_issued_s']:.2f} s, all greeted (HELLO) "
+            f"after {acc['all_hello_s']:.2f} s, all waiting at their table (WAIT) after {acc['all_wait_s']:.2f} s; "
+            f"daemon CPU {acc['server_cpu_s']:.2f} s; {acc['rss_kb_per_conn']:.1f} KB RSS per idle connection"
+            + (f"; {acc['lost']} lost" if acc["lost"] else "")
+            + (f"; {acc['paired']} paired into games" if acc["paired"] else "")
+        )
+        for sample in acc["lost_samples"]:
+            print(f"    a lost connection had received: {sample!r}")
+    if eff:
+        w, d, a = eff["without"], eff["with"], eff["without_again"]
+        print(
+            f"{eff['games']} games: {w['rate']:,.0f} moves/s without idle connections, {d['rate']:,.0f} with "
+            f"{eff['idle_held']:,} held open, {a['rate']:,.0f} without again -> change {eff['change']:+.1%} "
+            f"(p99 {fmt(w['p99_ms'])} / {fmt(d['p99_ms'])} / {fmt(a['p99_ms'])} ms; "
+            f"client CPU {w['client_cpu']:.0%} / {d['client_cpu']:.0%} / {a['client_cpu']:.0%})"
+        )
+
+    verdicts: list[tuple[str, bool | None, str]] = []
+    k100, e100 = kal.get(100), echo.get(100)
+    if k100 and e100:
+        ratio = k100["rate"] / e100["rate"]
+        per_cpu = e100["server_us_per_op"] / k100["server_us_per_op"]
+        verdicts.append(
+            (
+                "100 games >= 70% of the echo baseline's rate",
+                ratio >= TARGETS["ratio_100"],
+                f"{ratio:.0%} (server CPU per echo request / per move: {per_cpu:.0%})",
+            )
+        )
+    if k100:
+        verdicts.append(("p99 move latency <= 5 ms at 100 games", k100["p99_ms"] <= TARGETS["p99_100_ms"], f"{k100['p99_ms']:.2f} ms"))
+    if kal:
+        biggest = max(kal)
+        rss = kal[biggest]["rss_kb_per_player"]
+        verdicts.append(
+            (f"<= 20 KB RSS per connected player ({2 * biggest} players)", rss <= TARGETS["rss_kb_per_player"], f"{rss:.1f} KB")
+        )
+    if acc:
+        verdicts.append(
+            (f"{acc['n']:,} idle connections accepted within 2 s", acc["all_hello_s"] <= TARGETS["idle_accept_s"], f"{acc['all_hello_s']:.2f} s")
+        )
+    if eff:
+        verdicts.append(
+            (
+                f"{eff['idle_held']:,} idle connections change the {eff['games']}-game rate by <= 10%",
+                abs(eff["change"]) <= TARGETS["idle_effect"],
+                f"{eff['change']:+.1%}",
+            )
+        )
+    for n, r in kal.items():
+        if "profile" in r:
+            print_profile(n, r["profile"])
+    if verdicts:
+        print("\nTargets")
+        for text, ok, value in verdicts:
+            print(f"  {'MET    ' if ok else 'NOT MET'}  {text}: {value}")
+    windows = list(kal.values()) + list(echo.values())
+    if eff:
+        windows += [eff["without"], eff["with"], eff["without_again"]]
+    if any(r["client_cpu"] >= 0.9 for r in windows):
+        print(
+            "\nNote: the load generator was CPU-saturated (>= 90%) in phases marked '!': there the rate is a lower "
+            "bound on what the server can do, and latencies include client queueing."
+        )
+    noisy = max((r["other_cpu"] for r in windows), default=0.0)
+    if noisy >= 0.25:
+        print(
+            f"\nWARNING: up to {noisy:.0%} of a CPU went to neither the server nor the load generator during a "
+            "window (column 'other': other programs, or interrupt work charged to no process); run on an idle "
+            "machine for figures you can compare."
+        )
+    return verdicts
+
+
+# --- main ------------------------------------------------------------------------------------
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        epilog="Each phase starts a fresh server; the whole default run takes about 1.5 minutes.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--games", default="1,100,1000", help="comma-separated concurrent game counts N [%(default)s]")
+    p.add_argument("--window", type=float, default=5.0, help="measurement window per phase, seconds [%(default)s]")
+    p.add_argument("--warmup", type=float, default=1.0, help="warm-up before each window, seconds [%(default)s]")
+    p.add_argument("--policy", choices=("random", "first"), default="random", help="bots' pit choice [%(default)s]")
+    p.add_argument("--seed", type=int, default=1, help="seed of the bots' random pit choice [%(default)s]")
+    p.add_argument("--idle", type=int, default=10_000, help="idle connections for the accept test [%(default)s]")
+    p.add_argument("--idle-held", type=int, default=1000, help="idle connections held during games [%(default)s]")
+    p.add_argument("--idle-games", type=int, default=100, help="games run beside the held idle connections [%(default)s]")
+    p.add_argument("--backlog", type=int, default=4096, help="listen backlog of the servers [%(default)s]")
+    p.add_argument("--skip-echo", action="store_true", help="skip the echo baseline")
+    p.add_argument("--skip-idle", action="store_true", help="skip the idle-connection phases")
+    p.add_argument(
+        "--quickack",
+        action="store_true",
+        help="diagnostic: clients set TCP_QUICKACK after every read, which hides the server's Nagle delays",
+    )
+    p.add_argument(
+        "--profile",
+        default="",
+        metavar="N[,N]",
+        help="sample the daemon with py-spy during the window of these game counts and print its hot spots",
+    )
+    p.add_argument(
+        "--profile-native",
+        action="store_true",
+        help="with --profile: native frames too (send/recv/epoll_ctl, gc); py-spy then pauses the daemon per sample",
+    )
+    p.add_argument("--profile-top", type=int, default=25, help="functions listed per profile [%(default)s]")
+    p.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="niceness for this process and the servers (needs root below 0); e.g. -10 on a machine others use",
+    )
+    p.add_argument("--no-pin", action="store_true", help="do not pin the server and the load generator to CPUs")
+    p.add_argument("--json", metavar="FILE", help="also write every figure to FILE as JSON")
+    p.add_argument("--keep-logs", action="store_true", help="keep the servers' logs (their directory is printed)")
+    args = p.parse_args(argv)
+    try:
+        args.games = [int(g) for g in args.games.split(",") if g.strip()]
+    except ValueError:
+        p.error("--games takes comma-separated whole numbers")
+    if any(g < 1 for g in args.games):
+        p.error("--games must be at least 1")
+    try:
+        args.profile = [int(g) for g in args.profile.split(",") if g.strip()]
+    except ValueError:
+        p.error("--profile takes comma-separated game counts")
+    return args
+
+
+def raise_nofile(need: int) -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if hard < need:
+        raise BenchError(f"need about {need} open files but the hard limit is {hard}; lower --idle or --games")
+    return hard
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+    pinned = not args.no_pin and (os.cpu_count() or 1) >= 2
+    args.server_cpu, args.client_cpu = (1, 0) if pinned else (None, None)
+    results: dict = {"machine": machine(), "args": {}}
+    logdir = tempfile.mkdtemp(prefix="kalaha-bench-")
+    args.logdir = logdir
+    t_start = perf()
+    try:
+        raise_nofile(max([args.idle if not args.skip_idle else 0] + [2 * g for g in args.games]) + 200)
+        if pinned:
+            os.sched_setaffinity(0, {args.client_cpu})
+        if args.nice:
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, args.nice)  # the servers inherit it
+            except OSError as e:
+                raise BenchError(f"cannot set niceness {args.nice}: {e}") from None
+        results["args"] = {k: v for k, v in vars(args).items()}
+        results["kalaha"], results["echo"] = {}, {}
+        for n in args.games:
+            print(f"kalaha: {n} games ...", flush=True)
+            r = results["kalaha"][n] = kalaha_phase(args, n)
+            print(
+                f"  {r['rate']:,.0f} moves/s, p50 {fmt(r['p50_ms'])} ms, p99 {fmt(r['p99_ms'])} ms, "
+                f"prompt p99 {fmt(r['prompt_p99_ms'])} ms, {r['rss_kb_per_player']:.1f} KB/player, "
+                f"server CPU {r['server_cpu']:.0%}, client CPU {r['client_cpu']:.0%}{saturated(r['client_cpu'])}, "
+                f"other {r['other_cpu']:.0%}",
+                flush=True,
+            )
+            if r["count"] == 0:
+                raise BenchError(f"no move was played in the {n}-game window")
+            if not args.skip_echo:
+                print(f"echo: {n} clients ...", flush=True)
+                e = results["echo"][n] = echo_phase(args, n)
+                print(
+                    f"  {e['rate']:,.0f} req/s, p50 {fmt(e['p50_ms'])} ms, p99 {fmt(e['p99_ms'])} ms, server CPU "
+                    f"{e['server_cpu']:.0%}, client CPU {e['client_cpu']:.0%}{saturated(e['client_cpu'])}, "
+                    f"other {e['other_cpu']:.0%}",
+                    flush=True,
+                )
+        if not args.skip_idle:
+            print(f"idle: {args.idle:,} connections ...", flush=True)
+            results["idle_accept"] = idle_accept_phase(args)
+            print(f"  all greeted after {results['idle_accept']['all_hello_s']:.2f} s", flush=True)
+            print(f"idle: {args.idle_games} games with and without {args.idle_held:,} idle connections ...", flush=True)
+            results["idle_effect"] = idle_effect_phase(args)
+            print(f"  change {results['idle_effect']['change']:+.1%}", flush=True)
+        verdicts = report(results)
+        results["targets"] = [{"target": t, "met": ok, "value": v} for t, ok, v in verdicts]
+        results["elapsed_s"] = perf() - t_start
+        print(f"\ntotal time {results['elapsed_s']:.0f} s")
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
+        return 0
+    except BenchError as e:
+        print(f"kalaha_load: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kalaha_load: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        for server in list(Server.live):
+            server.stop()
+        if args.keep_logs:
+            print(f"server logs kept in {logdir}")
+        else:
+            for f in Path(logdir).glob("*"):
+                f.unlink()
+            os.rmdir(logdir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
