@@ -7,12 +7,15 @@ message (``usage.UsageError``) and a non-zero exit. Each game port is a strports
 
 from __future__ import annotations
 
+import contextlib
+import os
 import resource
 from typing import Any
 
 from twisted.application import strports
 from twisted.application.service import IService, MultiService
 from twisted.internet import endpoints
+from twisted.internet.error import CannotListenError
 from twisted.internet.testing import MemoryReactor
 from twisted.logger import Logger
 from twisted.python import usage
@@ -124,7 +127,16 @@ def check_description(game: str, description: str) -> None:
     try:
         endpoints.serverFromString(MemoryReactor(), listen_description(description))
     except Exception as e:  # the parsers raise ValueError, KeyError, TypeError, ImportError...
-        raise usage.UsageError(f"--{game} {description!r} is not a usable listen description: {e}") from None
+        why = f"{e.__class__.__name__}: {e}" if isinstance(e, (KeyError, IndexError)) else str(e)
+        if description.startswith("systemd:"):
+            passed = os.environ.get("LISTEN_FDS")
+            names = os.environ.get("LISTEN_FDNAMES", "").replace(":", ", ")
+            why += (
+                f"; systemd passed {passed} socket(s), named {names or '(no names)'}"
+                if passed
+                else "; no sockets were passed by systemd (start gamed through systemd/gamed.socket)"
+            )
+        raise usage.UsageError(f"--{game} {description!r} is not a usable listen description: {why}") from None
 
 
 def raise_file_limit() -> None:
@@ -139,6 +151,28 @@ def raise_file_limit() -> None:
             _log.warn("could not raise the open file limit from {soft}: {e}", soft=soft, e=e)
 
 
+class GamedService(MultiService):
+    """The root service. A port that cannot be bound stops start-up with one clear line instead
+    of a traceback (logged, and printed by twistd/twist as they exit with status 1)."""
+
+    def privilegedStartService(self) -> None:  # noqa: N802
+        with _listen_errors():
+            super().privilegedStartService()
+
+    def startService(self) -> None:  # noqa: N802
+        with _listen_errors():
+            super().startService()
+
+
+@contextlib.contextmanager
+def _listen_errors():
+    try:
+        yield
+    except CannotListenError as e:
+        _log.critical("cannot start: {error}", error=e)
+        raise SystemExit(f"gamed: cannot start: {e}") from None
+
+
 def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     """Build the daemon: one service per game that is switched on, each with its listening ports."""
     if reactor is None:
@@ -149,7 +183,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
     cfg = options.config if options.config is not None else Config()
     raise_file_limit()
-    root = MultiService()
+    root = GamedService()
 
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)

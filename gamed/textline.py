@@ -29,8 +29,9 @@ _TELNET_OPTION_VERBS = {0xFB, 0xFC, 0xFD, 0xFE}  # WILL WONT DO DONT take an opt
 _SB, _SE = 0xFA, 0xF0
 _PRINTABLE = frozenset(range(0x20, 0x7F))
 
-# Bytes a paused connection may hold unprocessed before it counts as a flood and is closed.
-_MAX_STASH = 1 << 20
+# Bytes a paused connection may hold unprocessed (a little more than one 64 KiB read) before it
+# counts as a client that floods us without reading our replies, and is cut off.
+_MAX_STASH = 1 << 17
 
 
 def strip_telnet(raw: bytes) -> bytes:
@@ -89,6 +90,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._buffer = b""
         self._discarding = False
         self._paused: set[str] = set()
+        self._reading_paused = False
         self._tokens = float(limits.line_burst)
         self._refilled = clock.seconds()
         self._rate_call = None
@@ -263,7 +265,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
 
     def _stash(self, data: bytes) -> None:
         if len(data) > _MAX_STASH:
-            self._log.warn("{peer} sent more than {n} bytes while paused", peer=self.peer, n=_MAX_STASH)
+            self._log.warn(
+                "{peer} cut off: it sent {n} bytes more while not reading its replies", peer=self.peer, n=len(data)
+            )
             self._buffer = b""
             self.closing = True
             self.transport.abortConnection()
@@ -292,20 +296,23 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._resume("rate")
 
     def _pause(self, why: str) -> None:
-        if not self._paused and not self.closing:
-            self.transport.pauseProducing()
+        """Stop handling lines. Only the rate limit also stops reading from the socket: a pause
+        for output can come from TLS during its handshake, which needs reading to go on."""
         self._paused.add(why)
+        if why == "rate" and not self._reading_paused and not self.closing:
+            self._reading_paused = True
+            self.transport.pauseProducing()
 
     def _resume(self, why: str) -> None:
         if why not in self._paused:
             return
         self._paused.discard(why)
-        if self._paused or self.closing:
-            return
-        data, self._buffer = self._buffer, b""
-        if data:
-            self._process(data)
         if not self._paused and not self.closing:
+            data, self._buffer = self._buffer, b""
+            if data:
+                self._process(data)
+        if self._reading_paused and "rate" not in self._paused and not self.closing:
+            self._reading_paused = False
             self.transport.resumeProducing()
 
 

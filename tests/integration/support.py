@@ -1,0 +1,186 @@
+"""Real daemons and real TCP clients for integration tests: ``spawn``/``run`` a ``twistd -n gamed`` of
+this checkout, ``connect`` a ``LineClient``, and bound every wait with ``with_timeout``."""
+
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import re
+import signal
+import sys
+
+from twisted.internet import defer, endpoints, protocol, reactor
+from twisted.internet.error import ConnectionDone, ProcessDone
+from twisted.protocols.basic import LineOnlyReceiver
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TWISTD = str(pathlib.Path(sys.executable).with_name("twistd"))
+TWIST = str(pathlib.Path(sys.executable).with_name("twist"))
+_LISTENING = re.compile(rb"(\w+) \(ConnectionLimits\)(?: \(TLS\))? starting on (\d+)")
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a daemon run from this checkout (plugin found through PYTHONPATH)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LISTEN_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+class Daemon(protocol.ProcessProtocol):
+    """A gamed daemon process: its output, the ports it listens on, its exit."""
+
+    def __init__(self, expect_ports: int = 1):
+        self.output = bytearray()
+        self.ports: dict[str, int] = {}
+        self.expect_ports = expect_ports
+        self.listening = defer.Deferred()
+        self.ended = defer.Deferred()
+        self.exit_code: int | None = None
+        self.exit_signal: int | None = None
+        self.exited = False
+        self.pid: int | None = None
+
+    @property
+    def port(self) -> int:
+        return self.ports["kalaha"]
+
+    @property
+    def text(self) -> str:
+        return self.output.decode("utf-8", "replace")
+
+    def connectionMade(self):  # noqa: N802
+        self.pid = self.transport.pid
+
+    def outReceived(self, data):  # noqa: N802
+        self.output += data
+        for m in _LISTENING.finditer(bytes(self.output)):
+            self.ports[m[1].decode()] = int(m[2])
+        if len(self.ports) >= self.expect_ports and not self.listening.called:
+            self.listening.callback(self)
+
+    errReceived = outReceived
+
+    def processEnded(self, reason):  # noqa: N802
+        self.exited = True
+        self.exit_code = 0 if reason.check(ProcessDone) else reason.value.exitCode
+        self.exit_signal = None if reason.check(ProcessDone) else reason.value.signal
+        if not self.listening.called:
+            self.listening.errback(RuntimeError(f"daemon exited ({self.exit_code}) before listening:\n{self.text}"))
+        self.ended.callback(self.exit_code)
+
+    @property
+    def clean_exit(self) -> bool:
+        """Exit 0, or death by the SIGTERM twistd re-raises after a clean shutdown."""
+        return self.exit_code == 0 or self.exit_signal == signal.SIGTERM
+
+    def signal(self, name: str) -> None:
+        if not self.exited:
+            self.transport.signalProcess(name)
+
+    async def stop(self, timeout: float = 15) -> bool:
+        """SIGTERM, then wait for the exit (SIGKILL after ``timeout``); True for a clean exit."""
+        if not self.exited:
+            self.signal("TERM")
+            killer = reactor.callLater(timeout, self.signal, "KILL")
+            await self.ended
+            if killer.active():
+                killer.cancel()
+        return self.clean_exit
+
+
+def spawn(args, executable=TWISTD, env=None, expect_ports=1, child_fds=None) -> Daemon:
+    """Start ``executable`` with ``args`` in the checkout; no waiting."""
+    daemon = Daemon(expect_ports)
+    reactor.spawnProcess(
+        daemon,
+        args[0] if executable is None else executable,
+        ([] if executable is None else [executable]) + list(args),
+        env=env or child_env(),
+        path=str(ROOT),
+        childFDs=child_fds,
+    )
+    return daemon
+
+
+def gamed_args(*extra: str, kalaha: str = "tcp:0:interface=127.0.0.1") -> list[str]:
+    return ["--nodaemon", "--pidfile=", "gamed", "--kalaha", kalaha, *extra]
+
+
+async def with_timeout(d: defer.Deferred, seconds: float, what: str):
+    """Await ``d`` but fail the test after ``seconds`` (every wait in these tests is bounded)."""
+    d.addTimeout(seconds, reactor)
+    try:
+        return await d
+    except defer.TimeoutError:
+        raise AssertionError(f"timed out after {seconds} s waiting for {what}") from None
+
+
+class LineClient(LineOnlyReceiver):
+    """A test client: ``await next_line()``, ``send(text)``, ``await closed``."""
+
+    delimiter = b"\r\n"
+    MAX_LENGTH = 1 << 20
+
+    def __init__(self):
+        self.lines: collections.deque[str] = collections.deque()
+        self.waiters: collections.deque[defer.Deferred] = collections.deque()
+        self.closed = defer.Deferred()
+        self.raw = bytearray()
+
+    def dataReceived(self, data):  # noqa: N802
+        self.raw += data
+        super().dataReceived(data)
+
+    def lineReceived(self, line):  # noqa: N802
+        text = line.decode("ascii")
+        if self.waiters:
+            self.waiters.popleft().callback(text)
+        else:
+            self.lines.append(text)
+
+    def connectionLost(self, reason=None):  # noqa: N802
+        while self.waiters:
+            self.waiters.popleft().errback(ConnectionDone("closed while waiting for a line"))
+        if not self.closed.called:
+            self.closed.callback(None)
+
+    def send(self, *lines: str) -> None:
+        self.transport.write(b"".join(line.encode("ascii") + b"\r\n" for line in lines))
+
+    def next_line(self, timeout: float = 10) -> defer.Deferred:
+        if self.lines:
+            return defer.succeed(self.lines.popleft())
+        if self.closed.called:
+            return defer.fail(ConnectionDone("connection closed"))
+        d = defer.Deferred()
+        self.waiters.append(d)
+        d.addTimeout(timeout, reactor)
+        return d
+
+    async def expect(self, keyword: str, timeout: float = 10) -> str:
+        """Skip lines until one starts with ``keyword``; return it."""
+        while True:
+            line = await self.next_line(timeout)
+            if line.split(" ", 1)[0] == keyword:
+                return line
+
+    async def wait_closed(self, timeout: float = 10) -> None:
+        await with_timeout(self.closed, timeout, "the server to close the connection")
+
+
+async def connect(port: int, host: str = "127.0.0.1") -> LineClient:
+    endpoint = endpoints.TCP4ClientEndpoint(reactor, host, port, timeout=10)
+    return await endpoints.connectProtocol(endpoint, LineClient())
+
+
+async def run(args, executable=TWISTD, env=None, timeout: float = 30) -> tuple[int, str]:
+    """Run a command to its end; returns (exit code, output)."""
+    proc = spawn(args, executable=executable, env=env)
+    proc.listening.addErrback(lambda f: None)
+    killer = reactor.callLater(timeout, proc.signal, "KILL")
+    code = await proc.ended
+    if killer.active():
+        killer.cancel()
+    return code, proc.text
+

@@ -1,0 +1,195 @@
+"""Kalaha against the real daemon over loopback: documented sessions, full games, load, aborts."""
+
+import json
+import random
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer
+
+from tests.docsessions import sessions
+from tests.integration.support import connect, gamed_args, spawn, with_timeout
+
+# The examples need time to send their first lines before the pair delay seats them.
+DOC_ARGS = ("--kalaha-pair-delay", "1.5")
+
+
+@pytest.mark.parametrize("session", sessions("kalaha.md"), ids=lambda s: s.title)
+@pytest_twisted.ensureDeferred
+async def test_documented_session_replays_byte_for_byte(start_daemon, session):
+    daemon = await start_daemon(*DOC_ARGS)
+    clients = {}
+    for n, step in enumerate(session.steps, 1):
+        if step.client not in clients:
+            clients[step.client] = await connect(daemon.port)
+        c = clients[step.client]
+        if step.kind == ">":
+            c.send(step.text)
+        elif step.kind == "<":
+            got = await with_timeout(c.next_line(), 10, f"step {n}: {step.client}< {step.text}")
+            assert got == step.text, f"step {n}"
+        else:
+            await c.wait_closed()
+            assert not c.lines, f"step {n}: {step.client} got lines the session does not show"
+    for name, c in clients.items():
+        await c.wait_closed()
+        text = "".join(line + "\r\n" for line in (s.text for s in session.steps if s.client == name and s.kind == "<"))
+        assert bytes(c.raw) == text.encode("ascii"), f"{name}: the bytes differ from the document"
+
+
+async def play_random_game(port: int, table: str, rng: random.Random) -> dict[str, list[str]]:
+    """Two bots meet at ``table`` and play random legal moves; returns each side's final lines."""
+    a, b = await connect(port), await connect(port)
+    for c in (a, b):
+        c.send("BOARD OFF", f"TABLE {table}")
+    seen = {"A": [], "B": []}
+
+    async def bot(c, side):
+        while True:
+            line = await c.next_line(timeout=30)
+            seen[side].append(line)
+            if line.startswith("YOURMOVE"):
+                c.send(rng.choice(line.split()[2:]))
+            elif line.startswith("BYE"):
+                await c.wait_closed()
+                return
+
+    await defer.gatherResults(
+        [defer.ensureDeferred(bot(a, "A")), defer.ensureDeferred(bot(b, "B"))], consumeErrors=True
+    )
+    return seen
+
+
+def check_finished(seen):
+    for side, other in (("A", "B"), ("B", "A")):
+        lines = seen[side]
+        assert lines[-3].startswith("SCORE ") and lines[-1].startswith("BYE")
+        score_a, score_b = map(int, lines[-3].split()[1:])
+        assert score_a + score_b == 72
+        result = lines[-2].split()
+        assert result[0] == "RESULT" and result[2] == "END"
+        mine, theirs = (score_a, score_b) if side == "A" else (score_b, score_a)
+        assert result[1] == ("WIN" if mine > theirs else "LOSE" if mine < theirs else "DRAW")
+    starts = {side: next(line for line in seen[side] if line.startswith("START")) for side in "AB"}
+    assert starts["A"].split()[2] == "A" and starts["B"].split()[2] == "B"
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_clients_play_a_full_game_and_both_connections_close(start_daemon):
+    daemon = await start_daemon()
+    seen = await with_timeout(defer.ensureDeferred(play_random_game(daemon.port, "full", random.Random(1))), 30, "game")
+    check_finished(seen)
+
+
+@pytest_twisted.ensureDeferred
+async def test_fifty_games_at_once_all_finish(start_daemon):
+    daemon = await start_daemon("--max-per-peer", "0")
+    rng = random.Random(50)
+    games = [defer.ensureDeferred(play_random_game(daemon.port, f"t{i}", rng)) for i in range(50)]
+    results = await with_timeout(defer.gatherResults(games, consumeErrors=True), 60, "50 games")
+    assert len(results) == 50
+    game_ids = set()
+    for seen in results:
+        check_finished(seen)
+        game_ids.add(next(line for line in seen["A"] if line.startswith("START")).split()[1])
+    assert len(game_ids) == 50
+
+
+@pytest_twisted.ensureDeferred
+async def test_plain_connections_pair_in_arrival_order(start_daemon):
+    daemon = await start_daemon("--kalaha-pair-delay", "0")
+    clients = []
+    for _ in range(4):
+        c = await connect(daemon.port)
+        await c.expect("WAIT") if len(clients) % 2 == 0 else None
+        clients.append(c)
+    starts = [await c.expect("START") for c in clients]
+    assert [s.split()[2] for s in starts] == ["A", "B", "A", "B"]
+    assert starts[0].split()[1] == starts[1].split()[1] != starts[2].split()[1] == starts[3].split()[1]
+
+
+@pytest_twisted.ensureDeferred
+async def test_disconnect_mid_game_sends_the_documented_abort(start_daemon):
+    daemon = await start_daemon()
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("NAME alice", "TABLE x")
+    b.send("NAME bob", "TABLE x")
+    await a.expect("YOURMOVE")
+    a.send("A3")
+    await b.expect("YOURMOVE")
+    a.transport.loseConnection()
+    assert await b.expect("SCORE") == "SCORE 1 0"
+    assert await b.next_line() == "ABORT DISCONNECT alice disconnected"
+    assert (await b.next_line()).startswith("BYE")
+    await b.wait_closed()
+    assert "left game" in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_move_time_limit_from_the_command_line(start_daemon):
+    daemon = await start_daemon("--kalaha-move-time", "1")
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("TABLE slow")
+    b.send("TABLE slow")
+    assert (await a.expect("YOURMOVE")).startswith("YOURMOVE 1 ")
+    assert await a.expect("ABORT") == "ABORT TIMEOUT you did not move within 1 s"
+    assert await b.expect("ABORT") == "ABORT TIMEOUT guest1 did not move within 1 s"
+
+
+@pytest_twisted.ensureDeferred
+async def test_config_file_settings_apply(start_daemon, tmp_path):
+    conf = tmp_path / "gamed.conf"
+    conf.write_text('[kalaha]\nmove_time = 42\nstrikes = 1\nboard = false\n')
+    daemon = await start_daemon("--config", str(conf))
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("TABLE c")
+    b.send("TABLE c")
+    assert (await a.expect("YOURMOVE")).startswith("YOURMOVE 42 ")
+    a.send("B1")
+    assert await a.next_line() == "ERROR 413 B1: that pit belongs to your opponent; strike 1 of 1"
+    assert await a.next_line() == "SCORE 0 0"
+    assert await a.next_line() == "RESULT LOSE STRIKES you made 1 protocol errors"
+
+
+@pytest_twisted.ensureDeferred
+async def test_sigterm_aborts_running_games_and_the_daemon_exits_cleanly(start_daemon):
+    daemon = await start_daemon()
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("TABLE s")
+    b.send("TABLE s")
+    await a.expect("YOURMOVE")
+    clean = await daemon.stop()
+    assert await a.expect("ABORT") == "ABORT SHUTDOWN the server is shutting down"
+    assert await b.expect("ABORT") == "ABORT SHUTDOWN the server is shutting down"
+    await a.wait_closed()
+    assert clean, daemon.text
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_garbage_and_floods_do_not_disturb_another_game(start_daemon):
+    daemon = await start_daemon("--max-line", "64", "--kalaha-pair-delay", "5")
+    bad = await connect(daemon.port)
+    bad.transport.write(bytes(range(256)) * 8 + b"\r\n" + b"z" * 100_000 + b"\n" + b"PING\n" * 5000)
+    seen = await with_timeout(defer.ensureDeferred(play_random_game(daemon.port, "calm", random.Random(3))), 30, "game")
+    check_finished(seen)
+    assert await bad.expect("ERROR") == "ERROR 403 not ASCII text"
+    assert (await bad.expect("ERROR")).startswith("ERROR 402 line too long")
+    assert await bad.expect("PONG") == "PONG"
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(start_daemon):
+    daemon = await start_daemon()
+    await daemon.stop()
+    assert "[-] kalaha (ConnectionLimits) starting on" in daemon.text
+    d = spawn(["--logger=gamed.logs.json_observer", *gamed_args()])
+    try:
+        await with_timeout(d.listening, 20, "the daemon with JSON logs to listen")
+    finally:
+        await d.stop()
+    lines = d.text.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert len(events) == len(lines) > 3, "every line is one JSON object"
+    assert any(e.get("log_namespace") == "twisted.internet.base" for e in events)

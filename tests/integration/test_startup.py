@@ -1,0 +1,137 @@
+"""Starting the daemon for real: help, bad options, busy ports, TLS and systemd socket activation."""
+
+import datetime
+import os
+import socket
+
+import pytest_twisted
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from twisted.internet import endpoints, reactor, ssl
+
+from gamed import tap
+from tests.integration.support import TWIST, TWISTD, LineClient, child_env, run, spawn, with_timeout
+
+
+def every_option() -> list[str]:
+    names = [p[0] for p in tap.Options.optParameters]
+    names += [name[4:].replace("_", "-") for name in dir(tap.Options) if name.startswith("opt_") and name != "opt_help"]
+    return sorted(set(names) - {"help", "version"}) + ["version"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_twistd_and_twist_help_list_every_option():
+    for executable, args in ((TWISTD, ["gamed", "--help"]), (TWIST, ["gamed", "--help"])):
+        code, out = await run(args, executable=executable)
+        assert code == 0, out
+        for option in every_option():
+            assert f"--{option}" in out, f"{executable} gamed --help does not list --{option}"
+
+
+@pytest_twisted.ensureDeferred
+async def test_bad_option_stops_start_up_with_a_clear_message():
+    code, out = await run(["--nodaemon", "--pidfile=", "gamed", "--kalaha-strikes", "many"])
+    assert code == 1
+    assert "kalaha.strikes must be a whole number, not 'many'" in out
+    assert "Traceback" not in out
+
+
+def busy_port() -> socket.socket:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    return s
+
+
+@pytest_twisted.ensureDeferred
+async def test_busy_port_stops_twistd_and_twist_with_a_clear_message():
+    s = busy_port()
+    port = s.getsockname()[1]
+    try:
+        for executable, args in (
+            (TWISTD, ["--nodaemon", "--pidfile=", "gamed"]),
+            (TWIST, ["gamed"]),
+        ):
+            code, out = await run([*args, "--kalaha", f"tcp:{port}:interface=127.0.0.1"], executable=executable)
+            assert code == 1, out
+            assert f"gamed: cannot start: Couldn't listen on 127.0.0.1:{port}: [Errno 98] Address already in use." in out
+            assert "Traceback" not in out
+    finally:
+        s.close()
+
+
+def self_signed(tmp_path):
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    (tmp_path / "key.pem").write_bytes(key_pem)
+    (tmp_path / "cert.pem").write_bytes(cert_pem)
+    return tmp_path / "key.pem", tmp_path / "cert.pem", cert_pem
+
+
+@pytest_twisted.ensureDeferred
+async def test_kalaha_over_tls(start_daemon, tmp_path):
+    key, cert, cert_pem = self_signed(tmp_path)
+    daemon = await start_daemon(kalaha=f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}")
+    options = ssl.optionsForClientTLS("localhost", trustRoot=ssl.Certificate.loadPEM(cert_pem))
+    endpoint = endpoints.wrapClientTLS(options, endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", daemon.port))
+    client = await endpoints.connectProtocol(endpoint, LineClient())
+    assert (await client.next_line()).startswith("HELLO KALAHA/1 ")
+    client.send("PING")
+    assert await client.expect("PONG") == "PONG"
+
+
+@pytest_twisted.ensureDeferred
+async def test_systemd_socket_activation_by_name(tmp_path):
+    s = busy_port()  # the socket systemd would have bound
+    port = s.getsockname()[1]
+    env = child_env(LISTEN_FDS="1", LISTEN_FDNAMES="kalaha")
+    args = ["--nodaemon", "--pidfile=", "gamed", "--kalaha", "systemd:domain=INET:name=kalaha"]
+    # LISTEN_PID must be the daemon's own pid: let the shell set it and exec twistd in its place.
+    daemon = spawn(
+        ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$0" "$@"', TWISTD, *args],
+        executable=None,
+        env=env,
+        child_fds={0: "w", 1: "r", 2: "r", 3: s.fileno()},
+        expect_ports=0,
+    )
+    s.close()  # the daemon holds its own copy
+    try:
+        endpoint = endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", port)
+        client = await with_timeout(endpoints.connectProtocol(endpoint, LineClient()), 10, "connect")
+        assert (await client.next_line(timeout=20)).startswith("HELLO KALAHA/1 ")
+    finally:
+        assert await daemon.stop()
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_systemd_description_without_systemd_says_so():
+    env = child_env()
+    code, out = await run(["--nodaemon", "--pidfile=", "gamed", "--kalaha", "systemd:domain=INET:name=kalaha"], env=env)
+    assert code == 1
+    assert "no sockets were passed by systemd" in out
+
+
+def test_every_option_has_a_config_setting_or_is_a_port():
+    listen_options = {"kalaha"}
+    for option in every_option():
+        if option in ("config", "version") or option in listen_options:
+            continue
+        assert option in tap._SETTINGS, f"--{option} has no config-file setting"
+    assert os.path.exists("etc/gamed.conf.example")

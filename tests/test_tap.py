@@ -1,0 +1,136 @@
+"""Plugin discovery, command-line options and the TOML config file."""
+
+import pytest
+from twisted.application import strports
+from twisted.application.service import IServiceMaker
+from twisted.internet.testing import MemoryReactorClock
+from twisted.plugin import getPlugins
+from twisted.python import usage
+
+from gamed import config, tap
+from gamed.config import Config, ConfigError
+
+
+def options(*argv: str) -> tap.Options:
+    opts = tap.Options()
+    opts.parseOptions(list(argv))
+    return opts
+
+
+def test_plugin_is_discovered_by_twisted():
+    makers = {p.tapname: p for p in getPlugins(IServiceMaker)}
+    assert "gamed" in makers
+    assert makers["gamed"].options is tap.Options
+    assert makers["gamed"].makeService is tap.makeService
+
+
+def test_defaults():
+    cfg = options().config
+    assert cfg == Config()
+    assert cfg.kalaha.listen == ("tcp:4600",)
+    assert cfg.kalaha.move_time == 60 and cfg.kalaha.strikes == 3
+
+
+def test_command_line_settings():
+    cfg = options(
+        "--kalaha", "tcp:5000", "--kalaha", "tcp:5001:interface=127.0.0.1",
+        "--kalaha-move-time", "12.5", "--kalaha-strikes", "0", "--kalaha-first", "random",
+        "--kalaha-computer", "no", "--kalaha-board", "off", "--max-line", "100",
+        "--idle-timeout", "0", "--max-connections", "5", "--max-per-peer", "0", "--line-rate", "0",
+    ).config
+    assert cfg.kalaha.listen == ("tcp:5000", "tcp:5001:interface=127.0.0.1")
+    assert cfg.kalaha.move_time == 12.5 and cfg.kalaha.strikes == 0 and cfg.kalaha.first == "random"
+    assert cfg.kalaha.computer is False and cfg.kalaha.board is False
+    assert cfg.limits.max_line == 100 and cfg.limits.idle_timeout == 0
+    assert cfg.limits.max_connections == 5 and cfg.limits.max_per_peer == 0 and cfg.limits.line_rate == 0
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--kalaha-move-time", "soon"], "kalaha.move_time must be a number, not 'soon'"),
+        (["--kalaha-strikes", "-1"], "kalaha.strikes must not be negative"),
+        (["--kalaha-strikes", "1.5"], "kalaha.strikes must be a whole number"),
+        (["--kalaha-first", "loudest"], "kalaha.first must be one of arrival, alternate, random"),
+        (["--kalaha-computer", "maybe"], "kalaha.computer must be true or false"),
+        (["--max-line", "3"], "limits.max_line must be 16 to 1048576 bytes"),
+        (["--kalaha", "tcp:notaport"], "--kalaha 'tcp:notaport' is not a usable listen description"),
+        (["--kalaha", "carrier-pigeon:1"], "is not a usable listen description"),
+        (["--kalaha", "none"], "every game is switched off: nothing to serve"),
+        (["--config", "/nonexistent/gamed.conf"], "cannot read config file /nonexistent/gamed.conf"),
+        (["--frobnicate"], "frobnicate"),
+    ],
+)
+def test_bad_options_are_usage_errors_with_a_clear_message(argv, message):
+    with pytest.raises(usage.UsageError, match=".*") as e:
+        options(*argv)
+    assert message in str(e.value)
+
+
+def test_config_file_is_read_and_the_command_line_wins(tmp_path):
+    path = tmp_path / "gamed.conf"
+    path.write_text(
+        """
+[kalaha]
+listen = ["tcp:4700", "tcp:4701"]
+move_time = 30
+first = "alternate"
+
+[limits]
+max_per_peer = 8
+"""
+    )
+    cfg = options("--config", str(path), "--kalaha-move-time", "5").config
+    assert cfg.kalaha.listen == ("tcp:4700", "tcp:4701")
+    assert cfg.kalaha.first == "alternate" and cfg.limits.max_per_peer == 8
+    assert cfg.kalaha.move_time == 5
+
+
+def test_config_listen_may_be_a_single_string():
+    assert config.build({"kalaha": {"listen": "tcp:1234"}}).kalaha.listen == ("tcp:1234",)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[kalaha\n", "is not valid TOML"),
+        ("[chess]\nx = 1\n", "unknown section [chess]; known: kalaha, limits"),
+        ("[kalaha]\nspeed = 1\n", "unknown setting kalaha.speed"),
+        ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
+        ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
+        ("kalaha = 3\n", "[kalaha] must be a table of settings"),
+    ],
+)
+def test_bad_config_files_name_the_file_and_the_setting(tmp_path, text, message):
+    path = tmp_path / "bad.conf"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        config.load(str(path))
+    assert str(path) in str(e.value) and message in str(e.value)
+
+
+def test_shipped_example_config_is_valid_and_matches_the_defaults():
+    assert config.load("etc/gamed.conf.example") == Config()
+
+
+def test_plain_tcp_descriptions_get_a_large_backlog():
+    assert tap.listen_description("tcp:4600") == "tcp:4600:backlog=4096"
+    assert tap.listen_description("tcp:4600:backlog=10") == "tcp:4600:backlog=10"
+    assert tap.listen_description("ssl:4600:privateKey=k.pem") == "ssl:4600:privateKey=k.pem"
+
+
+def test_make_service_listens_on_every_description():
+    reactor = MemoryReactorClock()
+    service = tap.makeService(options("--kalaha", "tcp:4600", "--kalaha", "tcp:4601"), reactor=reactor)
+    service.startService()
+    ports = [(port, backlog) for port, factory, backlog, interface in reactor.tcpServers]
+    assert ports == [(4600, 4096), (4601, 4096)]
+    kalaha = service.getServiceNamed("kalaha")
+    assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
+    service.stopService()
+
+
+def test_version_option(capsys):
+    with pytest.raises(SystemExit) as e:
+        options("--version")
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("gamed 0.")
