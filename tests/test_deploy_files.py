@@ -1,0 +1,51 @@
+"""The shipped systemd units and example files are valid and say what the docs promise."""
+
+import configparser
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def unit(name: str) -> configparser.RawConfigParser:
+    parser = configparser.RawConfigParser(strict=False)
+    parser.optionxform = str
+    parser.read(ROOT / "systemd" / name)
+    return parser
+
+
+def test_service_runs_twistd_in_the_foreground_without_a_pid_file_and_hardened():
+    service = unit("gamed.service")["Service"]
+    assert service["Type"] == "simple"
+    assert "twistd --nodaemon --pidfile= gamed --config /etc/gamed/gamed.conf" in service["ExecStart"]
+    assert service["DynamicUser"] == "yes" and service["StateDirectory"] == "gamed"
+    for setting in ("NoNewPrivileges", "ProtectSystem", "PrivateTmp", "RestrictAddressFamilies", "SystemCallFilter"):
+        assert setting in service
+
+
+def test_socket_names_the_kalaha_port_for_the_systemd_endpoint():
+    socket = unit("gamed.socket")["Socket"]
+    assert socket["ListenStream"].endswith(":4600")
+    assert socket["FileDescriptorName"] == "kalaha"
+    assert socket["Service"] == "gamed.service"
+
+
+def test_units_pass_systemd_analyze_verify(tmp_path):
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed: the unit files were not verified")
+    for name in ("gamed.service", "gamed.socket"):
+        text = (ROOT / "systemd" / name).read_text()
+        # verify insists that the ExecStart binary exists on this machine
+        (tmp_path / name).write_text(text.replace("/opt/gamed/.venv/bin/twistd", shutil.which("true")))
+    result = subprocess.run(
+        [analyze, "verify", str(tmp_path / "gamed.socket"), str(tmp_path / "gamed.service")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "gamed.service" not in result.stderr, result.stderr
