@@ -244,6 +244,7 @@ class LoadGen:
         self.errors = self.aborts = self.lost = 0
         self.idle_lost = self.idle_paired = 0
         self.lost_samples: list[bytes] = []
+        self.hello_times: list[float] = []
 
     def reset(self) -> None:
         self.lat: list[float] = []
@@ -451,6 +452,7 @@ class LoadGen:
             c.pending = True
             self.n_hello += 1
             self.t_last_hello = now
+            self.hello_times.append(now)
         if not c.started and (b"WAIT " in data or b"START " in data):
             c.started = True
             self.n_wait += 1
@@ -515,6 +517,19 @@ def cpu_jiffies() -> list[tuple[int, int]]:
                 idle = v[3] + v[4]  # idle + iowait
                 out.append((sum(v[:8]) - idle, sum(v[:8])))
     return out
+
+
+def tcp_counters() -> dict[str, int]:
+    """The kernel's TcpExt counters (system-wide) from /proc/net/netstat."""
+    try:
+        with open("/proc/net/netstat") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            return dict(zip(names.split()[1:], map(int, values.split()[1:])))
+    return {}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -614,6 +629,8 @@ def idle_accept_phase(args) -> dict:
             gen.run(0.2)
             rss0 = d.rss_kb()
             cpu0 = d.cpu_seconds()
+            tcp0 = tcp_counters()
+            spy = start_profiler(args, d, "idle", 3)
             t0 = perf()
             for i in range(n):
                 gen.connect(IDLE, None, b"TABLE idle%d\n" % i)
@@ -625,14 +642,22 @@ def idle_accept_phase(args) -> dict:
                     f"({gen.idle_lost} lost)"
                 )
             cpu1 = d.cpu_seconds()
+            tcp1 = tcp_counters()
             gen.run(0.3)
             rss1 = d.rss_kb()
+            profile = finish_profiler(spy, args.profile_top) if spy is not None else None
             return {
+                "profile": profile,
                 "n": n,
                 "connects_issued_s": issued,
                 "all_hello_s": gen.t_last_hello - t0,
+                "hello_quantiles_s": {
+                    q: pct(sorted(gen.hello_times), q / 100) - t0 for q in (50, 90, 99)
+                },
                 "all_wait_s": gen.t_last_wait - t0,
                 "server_cpu_s": cpu1 - cpu0,
+                "listen_overflows": tcp1.get("ListenOverflows", 0) - tcp0.get("ListenOverflows", 0),
+                "syn_retrans": tcp1.get("TCPSynRetrans", 0) - tcp0.get("TCPSynRetrans", 0),
                 "rss_kb_per_conn": (rss1 - rss0) / n,
                 "lost": gen.idle_lost,
                 "paired": gen.idle_paired,
@@ -682,21 +707,24 @@ def idle_effect_phase(args) -> dict:
 # --- profiling the daemon (py-spy) -------------------------------------------------------------
 
 
-def start_profiler(args, server: Server, n: int):
-    """Start py-spy on the daemon for the coming window when --profile asks for these N games."""
-    if not args.profile or n not in args.profile:
+def start_profiler(args, server: Server, n, seconds: float | None = None):
+    """Start py-spy on the daemon for the coming window when --profile asks for ``n`` (a game count or
+    "idle", the accept test)."""
+    if n not in args.profile:
         return None
     spy = BIN / "py-spy"
     if not spy.exists():
         raise BenchError(f"--profile needs py-spy: {BIN / 'pip'} install py-spy")
     out = Path(args.logdir) / f"profile-{n}.txt"
-    argv = [str(spy), "record", "--pid", str(server.proc.pid), "--duration", f"{max(1, int(args.window))}"]
+    duration = max(1, round(args.window if seconds is None else seconds))
+    argv = [str(spy), "record", "--pid", str(server.proc.pid), "--duration", str(duration)]
     if args.profile_native:  # C frames too (syscalls, the garbage collector); py-spy must pause the daemon
         argv += ["--rate", "100", "--native"]
     else:
         argv += ["--rate", "250", "--nonblocking"]
     argv += ["--format", "raw", "--output", str(out)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    time.sleep(0.2)  # let py-spy attach
     return proc, out, n
 
 
@@ -753,8 +781,9 @@ def profile_summary(collapsed: str, top: int) -> dict:
 
 
 def print_profile(n: int, prof: dict) -> None:
+    where = f"{n} games" if isinstance(n, int) else n
     print(
-        f"\nDaemon profile at {n} games (py-spy, {prof['samples']} samples of busy time; stacks in {prof['stacks']})"
+        f"\nDaemon profile at {where} (py-spy, {prof['samples']} samples of busy time; stacks in {prof['stacks']})"
     )
     print("  self time by file or library: " + ", ".join(f"{name} {share:.0%}" for name, share in prof["files"][:12]))
     print("  self time (leaf function)                                         inclusive time")
@@ -804,7 +833,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
     m = results["machine"]
     print(f"\nmachine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Twisted {m['twisted']}, Linux {m['kernel']}")
     a = results["args"]
-    print(f"pinning: server on CPU {a['server_cpu']}, load generator on CPU {a['client_cpu']}; niceness {a['nice']}")
+    print(f"pinning: server on CPU {a['server_cpu']}, load generator on CPU {a['client_cpu']}; scheduling: {a['sched']}")
     kal, echo = results.get("kalaha", {}), results.get("echo", {})
     if kal:
         print("\nKalaha games (moves/s; latency = own move -> own PLAYED; prompt = move -> next YOURMOVE)")
@@ -840,13 +869,19 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
     if acc:
         print(
             f"\nIdle connections: {acc['n']:,} connects issued in {acc['connects_issued_s']:.2f} s, all greeted (HELLO) "
-            f"after {acc['all_hello_s']:.2f} s, all waiting at their table (WAIT) after {acc['all_wait_s']:.2f} s; "
-            f"daemon CPU {acc['server_cpu_s']:.2f} s; {acc['rss_kb_per_conn']:.1f} KB RSS per idle connection"
+            f"after {acc['all_hello_s']:.2f} s (half after {acc['hello_quantiles_s'][50]:.2f} s, 90% after "
+            f"{acc['hello_quantiles_s'][90]:.2f} s, 99% after {acc['hello_quantiles_s'][99]:.2f} s), all waiting at "
+            f"their table (WAIT) after {acc['all_wait_s']:.2f} s; "
+            f"daemon CPU {acc['server_cpu_s']:.2f} s ({acc['server_cpu_s'] / acc['n'] * 1e6:.0f} us per connection); "
+            f"{acc['rss_kb_per_conn']:.1f} KB RSS per idle connection; accept queue overflowed "
+            f"{acc['listen_overflows']:,} times, {acc['syn_retrans']:,} SYNs resent (after 1 s each)"
             + (f"; {acc['lost']} lost" if acc["lost"] else "")
             + (f"; {acc['paired']} paired into games" if acc["paired"] else "")
         )
         for sample in acc["lost_samples"]:
             print(f"    a lost connection had received: {sample!r}")
+        if acc.get("profile"):
+            print_profile(f"the {acc['n']:,}-connection accept test (3 s from the first connect)", acc["profile"])
     if eff:
         w, d, a = eff["without"], eff["with"], eff["without_again"]
         print(
@@ -907,8 +942,9 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
     if noisy >= 0.25:
         print(
             f"\nWARNING: up to {noisy:.0%} of a CPU went to neither the server nor the load generator during a "
-            "window (column 'other': other programs, or interrupt work charged to no process); run on an idle "
-            "machine for figures you can compare."
+            "window (column 'other': other programs, or interrupt work charged to no process). Unless this run had "
+            "priority over them (--nice -10, or chrt -f 10 in front of the command), they disturbed the figures; "
+            "an idle machine gives figures you can compare."
         )
     return verdicts
 
@@ -942,7 +978,8 @@ def parse_args(argv=None):
         "--profile",
         default="",
         metavar="N[,N]",
-        help="sample the daemon with py-spy during the window of these game counts and print its hot spots",
+        help="sample the daemon with py-spy during the window of these game counts (or 'idle': the accept test) "
+        "and print its hot spots",
     )
     p.add_argument(
         "--profile-native",
@@ -967,9 +1004,9 @@ def parse_args(argv=None):
     if any(g < 1 for g in args.games):
         p.error("--games must be at least 1")
     try:
-        args.profile = [int(g) for g in args.profile.split(",") if g.strip()]
+        args.profile = [g.strip() if g.strip() == "idle" else int(g) for g in args.profile.split(",") if g.strip()]
     except ValueError:
-        p.error("--profile takes comma-separated game counts")
+        p.error("--profile takes comma-separated game counts and/or 'idle'")
     return args
 
 
@@ -1002,6 +1039,12 @@ def main(argv=None) -> int:
                 os.setpriority(os.PRIO_PROCESS, 0, args.nice)  # the servers inherit it
             except OSError as e:
                 raise BenchError(f"cannot set niceness {args.nice}: {e}") from None
+        policy = os.sched_getscheduler(0)
+        if policy in (os.SCHED_FIFO, os.SCHED_RR):
+            name = "SCHED_FIFO" if policy == os.SCHED_FIFO else "SCHED_RR"
+            args.sched = f"{name} priority {os.sched_getparam(0).sched_priority} (real time)"
+        else:
+            args.sched = f"normal, niceness {os.getpriority(os.PRIO_PROCESS, 0)}"
         results["args"] = {k: v for k, v in vars(args).items()}
         results["kalaha"], results["echo"] = {}, {}
         for n in args.games:

@@ -91,6 +91,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._discarding = False
         self._paused: set[str] = set()
         self._reading_paused = False
+        self._rate_logged = False
         self._tokens = float(limits.line_burst)
         self._refilled = clock.seconds()
         self._rate_call = None
@@ -215,7 +216,6 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
     def _process(self, data: bytes) -> None:
         lines = data.split(b"\n")
         tail = lines.pop()
-        limit = self.MAX_LENGTH + 1  # the \r of a \r\n terminator is not part of the line
         for i, line in enumerate(lines):
             if self.closing:
                 return
@@ -226,7 +226,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
                 self._discarding = False
                 self._dispatch(self.on_line_too_long)
                 continue
-            if len(line) > limit:
+            if len(line) > self.MAX_LENGTH and len(line) - line.endswith(b"\r") > self.MAX_LENGTH:
                 self._dispatch(self.on_line_too_long)
                 continue
             if self.limits.line_rate and not self._take_token():
@@ -235,7 +235,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             self._line(line)
         if self.closing:
             return
-        if len(tail) > limit:
+        if len(tail) > self.MAX_LENGTH + 1:  # + 1: the \r of a \r\n that has not ended yet
             self._discarding = True
             tail = b""
         self._buffer = tail
@@ -287,6 +287,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         if self._tokens >= 1 - 1e-9:
             self._tokens = max(0.0, self._tokens - 1)
             return True
+        if not self._rate_logged:
+            self._rate_logged = True  # once per connection: a flood must not flood the log too
+            self._log.info("{peer} sends more than {rate:g} lines/s: slowed down", peer=self.peer, rate=rate)
         self._pause("rate")
         self._rate_call = self.clock.callLater((1 - self._tokens) / rate, self._rate_refilled)
         return False

@@ -513,8 +513,10 @@ def test_flood_is_slowed_down_not_cut_off(clock):
     service = make_service(clock, line_rate=10, line_burst=5)
     a = Client(service)
     a.read()
-    a.raw(b"PING\n" * 25)
+    with capturedLogs() as events:
+        a.raw(b"PING\n" * 25)
     assert a.read() == ["PONG"] * 5, "the burst is answered at once"
+    assert [e["log_format"] for e in events] == ["{peer} sends more than {rate:g} lines/s: slowed down"]
     assert a.transport.producerState == "paused", "the server stops reading from a flooding client"
     clock.pump([0.1] * 10)
     assert a.read() == ["PONG"] * 10, "then ten lines a second"

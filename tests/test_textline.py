@@ -1,0 +1,119 @@
+"""The shared text-line base: framing under any chunking, text cleaning, limits on a bare protocol."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+from twisted.internet.address import IPv4Address
+from twisted.internet.protocol import Factory
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
+
+from gamed.config import Limits
+from gamed.textline import ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
+
+
+class Echo(TextLineProtocol):
+    """Answers every line with its text; records the other hooks."""
+
+    def __init__(self, limits, clock):
+        super().__init__(limits, clock)
+        self.events = []
+
+    def on_line(self, text):
+        self.events.append(("line", text))
+        self.send_lines([f"ECHO {text}"])
+
+    def on_line_too_long(self):
+        self.events.append(("long",))
+
+    def on_garbage(self):
+        self.events.append(("garbage",))
+
+
+def connect(limits=Limits(line_rate=0), clock=None):
+    proto = Echo(limits, clock or Clock())
+    transport = StringTransport()
+    proto.makeConnection(transport)
+    return proto, transport
+
+
+def test_decode_line_accepts_printable_ascii_and_strips_cr():
+    assert decode_line(b"MOVE A3\r") == "MOVE A3"
+    assert decode_line(b"tab\there") == "tab here"
+    assert decode_line(b"") == ""
+
+
+def test_decode_line_refuses_control_and_non_ascii_bytes():
+    assert decode_line(b"caf\xc3\xa9") is None
+    assert decode_line(b"bell\x07") is None
+    assert decode_line(b"\x00") is None
+    assert decode_line(b"esc\x1b[A") is None
+
+
+def test_strip_telnet_removes_negotiation_and_subnegotiation():
+    assert strip_telnet(b"\xff\xfd\x18PING") == b"PING"
+    assert strip_telnet(b"\xff\xfa\x18\x01\xff\xf0PING") == b"PING"
+    assert strip_telnet(b"PI\xff\xf1NG") == b"PING"  # IAC NOP
+    assert strip_telnet(b"\xff\xffx") == b"x"
+    assert strip_telnet(b"\xff") == b""
+    assert decode_line(b"\xff\xfb\x01\xff\xfb\x03hello") == "hello"
+
+
+lines = st.lists(st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=40), max_size=30)
+
+
+@given(lines=lines, cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=20), crlf=st.booleans())
+def test_framing_is_the_same_for_any_chunking(lines, cuts, crlf):
+    stream = b"".join(line.encode() + (b"\r\n" if crlf else b"\n") for line in lines)
+    proto, transport = connect()
+    points = sorted({c % (len(stream) + 1) for c in cuts})
+    start = 0
+    for point in points + [len(stream)]:
+        proto.dataReceived(stream[start:point])
+        start = point
+    assert proto.events == [("line", line) for line in lines]
+    assert transport.value() == b"".join(f"ECHO {line}\r\n".encode() for line in lines)
+
+
+@given(sizes=st.lists(st.integers(min_value=1, max_value=300), min_size=1, max_size=20), chunk=st.integers(1, 97))
+def test_over_long_lines_are_reported_once_each_and_the_rest_survive(sizes, chunk):
+    limit = 100
+    proto, transport = connect(Limits(max_line=limit, line_rate=0))
+    stream = b"".join(b"x" * n + b"\n" for n in sizes)
+    for i in range(0, len(stream), chunk):
+        proto.dataReceived(stream[i : i + chunk])
+    expected = [("long",) if n > limit else ("line", "x" * n) for n in sizes]
+    assert proto.events == expected
+    assert len(proto._buffer) <= limit + 1
+
+
+def test_close_sends_the_last_lines_then_stops_reading_and_writing():
+    proto, transport = connect()
+    proto.close("test", ["BYE"])
+    proto.dataReceived(b"PING\n")
+    proto.send_lines(["LATE"])
+    assert transport.value() == b"BYE\r\n" and transport.disconnecting
+    assert proto.events == []
+
+
+def test_idle_timeout_closes_by_default():
+    clock = Clock()
+    proto, transport = connect(Limits(idle_timeout=5, line_rate=0), clock)
+    clock.advance(4)
+    proto.dataReceived(b"hi\n")
+    clock.advance(4)
+    assert not transport.disconnecting
+    clock.advance(1)
+    assert transport.disconnecting
+
+
+def test_connection_limits_count_per_peer_and_release_on_close():
+    factory = ConnectionLimits(Factory.forProtocol(lambda: Echo(Limits(), Clock())), 0, 1, lambda why: f"NO {why}\r\n".encode())
+    first = factory.buildProtocol(IPv4Address("TCP", "192.0.2.1", 1))
+    first.makeConnection(StringTransport())
+    refused = factory.buildProtocol(IPv4Address("TCP", "192.0.2.1", 2))
+    t = StringTransport()
+    refused.makeConnection(t)
+    assert t.value() == b"NO too many connections from 192.0.2.1 (limit 1)\r\n" and t.disconnecting
+    assert factory.refused == 1 and factory.per_peer == {"192.0.2.1": 1}
+    first.connectionLost(None)
+    assert factory.per_peer == {} and factory.protocols == {}
