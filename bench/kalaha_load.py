@@ -1,30 +1,21 @@
-"""Kalaha load benchmark: scripted bots play the real gamed daemon over loopback.
+"""Kalaha load benchmark: scripted bots play the real gamed daemon over loopback (``make bench``).
 
-Measures, with one core for the server and one for this load generator (pinned with
-sched_setaffinity unless --no-pin):
+Phases, each against a fresh server; the server and this single-threaded epoll load generator are
+pinned to one core each (unless --no-pin):
 
-1. N concurrent Kalaha games (default N = 1, 100, 1000) between bots that send ``BOARD OFF`` and
-   ``TABLE bench<i>`` at once and answer every YOURMOVE with a legal pit from it; a finished game's
-   bots reconnect at once. Reported per N: moves/s, move latency p50/p99, the daemon's CPU time per
-   move, and its RSS per connected player (VmRSS with all 2N players seated and the first mover
-   holding its move, minus VmRSS before they connected, divided by 2N).
-2. The same request/response concurrency against a bare Twisted LineOnlyReceiver echo server
-   (bench/echo_server.py): N clients, one request in flight each. Reported: req/s and the ratio
-   Kalaha moves/s / echo req/s.
-3. Idle connections: 10,000 connections opened as fast as possible (each sends ``TABLE idle<i>``,
-   so it waits alone); the time until every one has its HELLO line; then the 100-game move rate
-   without, with and again without 1000 idle connections held open.
+1. N concurrent games (N = 1, 100, 1000): bots send ``BOARD OFF`` and ``TABLE bench<i>``, answer each
+   YOURMOVE with a legal pit from it, and reconnect when their game ends. Reported: moves/s; move
+   latency p50/p99 (from just before a bot's send() of its move to the epoll wakeup in which that
+   bot's socket delivers the PLAYED line echoing it); "prompt" latency (move -> next YOURMOVE in that
+   game); daemon CPU per move; daemon RSS per player (VmRSS with all 2N players seated and the first
+   movers holding their moves, minus VmRSS before, over 2N).
+2. The same concurrency against a bare Twisted LineOnlyReceiver echo server (bench/echo_server.py):
+   N clients with one request in flight each; the ratio Kalaha moves/s / echo req/s.
+3. 10,000 idle connections opened at once (time until all have HELLO), then 100 games without,
+   with and again without 1000 idle connections held open.
 
-Move latency: from just before a bot's send() of its move to the return of the epoll wait in which
-that same bot's socket delivers the PLAYED line echoing the move (the server sends PLAYED to both
-players in the same event, together with the next YOURMOVE). "prompt p99" is the time from a move to
-the next YOURMOVE on either socket of that game.
-
-Every figure comes with the load generator's own CPU use (CPU time / wall time): near 100% means the
-client, not the server, limits the rate, and the figures understate the server.
-
-    .venv/bin/python bench/kalaha_load.py              # all phases, about 1.5 minutes
-    .venv/bin/python bench/kalaha_load.py --games 100 --skip-echo --skip-idle --window 3
+The load generator's own CPU use is printed with every figure: near 100% means the client, not the
+server, limited the rate. The default run takes about 70 s.
 """
 
 from __future__ import annotations
@@ -60,6 +51,9 @@ TARGETS = {
     "idle_accept_s": 2.0,  # 10,000 idle connections all greeted
     "idle_effect": 0.10,  # relative change of the 100-game move rate with 1000 idle connections
 }
+
+
+HELPERS: list[subprocess.Popen] = []  # py-spy processes, killed on the way out
 
 
 class BenchError(Exception):
@@ -724,6 +718,7 @@ def start_profiler(args, server: Server, n, seconds: float | None = None):
         argv += ["--rate", "250", "--nonblocking"]
     argv += ["--format", "raw", "--output", str(out)]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    HELPERS.append(proc)
     time.sleep(0.2)  # let py-spy attach
     return proc, out, n
 
@@ -813,12 +808,34 @@ def machine() -> dict:
     except OSError:
         twisted = "?"
     return {
+        "code": code_version(),
         "nproc": os.cpu_count(),
         "cpu": model,
         "python": platform.python_version(),
         "twisted": twisted,
         "kernel": platform.release(),
     }
+
+
+def code_version() -> str:
+    """Which gamed the daemon runs: the copy installed in the venv, compared with the work tree."""
+    try:
+        out = subprocess.run(
+            [str(BIN / "python"), "-c", "import gamed, os; print(os.path.dirname(gamed.__file__))"],
+            capture_output=True, text=True, cwd=tempfile.gettempdir(),
+        )  # fmt: skip
+        installed = Path(out.stdout.strip())
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+    except OSError:
+        return "?"
+    differ = []
+    for f in sorted((ROOT / "gamed").rglob("*.py")):
+        rel = f.relative_to(ROOT / "gamed")
+        other = installed / rel
+        if not other.exists() or other.read_bytes() != f.read_bytes():
+            differ.append(str(rel))
+    where = "the work tree" if not differ else f"an older install (differs from the work tree in {', '.join(differ)})"
+    return f"gamed installed in the venv = {where}; git HEAD {head.stdout.strip() or '?'}"
 
 
 def fmt(x: float, digits: int = 2) -> str:
@@ -832,6 +849,7 @@ def saturated(cpu: float) -> str:
 def report(results: dict) -> list[tuple[str, bool | None, str]]:
     m = results["machine"]
     print(f"\nmachine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Twisted {m['twisted']}, Linux {m['kernel']}")
+    print(f"code: {m['code']}")
     a = results["args"]
     print(f"pinning: server on CPU {a['server_cpu']}, load generator on CPU {a['client_cpu']}; scheduling: {a['sched']}")
     kal, echo = results.get("kalaha", {}), results.get("echo", {})
@@ -955,7 +973,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__,
-        epilog="Each phase starts a fresh server; the whole default run takes about 1.5 minutes.",
+        epilog="Example: %(prog)s --games 100 --skip-echo --skip-idle --window 3 --profile 100",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--games", default="1,100,1000", help="comma-separated concurrent game counts N [%(default)s]")
@@ -1089,6 +1107,10 @@ def main(argv=None) -> int:
         print("kalaha_load: interrupted", file=sys.stderr)
         return 130
     finally:
+        for proc in HELPERS:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
         for server in list(Server.live):
             server.stop()
         if args.keep_logs:

@@ -23,6 +23,10 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 _DEFAULT: Any = object()
 
 
+def _ignore(turn: Turn) -> None:
+    pass
+
+
 @attrs.frozen
 class StrikePolicy:
     """How timeouts count: ``limit`` strikes put a seat out (0 = never); ``consecutive`` strikes
@@ -167,6 +171,7 @@ class TurnScheduler:
         self._cancel_timer()
         if self.current is not None:
             self.current.closed = True
+        self._on_close = _ignore  # the game owns us and we it: let go, so no cycle outlives it
 
     def _live_turn(self) -> Turn | None:
         turn = self.current

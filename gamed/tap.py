@@ -8,6 +8,7 @@ message (``usage.UsageError``) and a non-zero exit. Each game port is a strports
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import resource
 from typing import Any
@@ -195,4 +196,14 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
                 kalaha
             )
         kalaha.setServiceParent(root)
+    tune_garbage_collector()
     return root
+
+
+def tune_garbage_collector() -> None:
+    """Keep the cyclic collector off the hot path: what exists at start-up lives as long as the
+    daemon, so it is frozen out of every scan, and young objects (a move allocates a few dozen,
+    none in cycles) are scanned less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 20)

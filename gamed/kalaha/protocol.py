@@ -31,26 +31,12 @@ class KalahaProtocol(TextLineProtocol):
     _log = Logger()
 
     def __init__(self, service: KalahaService, number: int):
-        super().__init__(service.limits, service.clock)
+        super().__init__(service.limits, service.clock, service.batch)
         self.service = service
         self.name = f"guest{number}"
         self.game: KalahaGame | None = None
         self.board_on = service.config.board
         self._join_call = None
-        self._commands = {
-            "HELP": self._help,
-            "NAME": self._name,
-            "TABLE": self._table,
-            "MEET": self._meet,
-            "COMPUTER": self._computer,
-            "LEVELS": self._levels,
-            "MOVE": self._move,
-            "BOARD": self._board,
-            "POSITION": self._position,
-            "RESIGN": self._resign,
-            "PING": self._ping,
-            "QUIT": self._quit,
-        }
 
     def __repr__(self) -> str:
         return f"<KalahaProtocol {self.name} {self.peer}>"
@@ -93,11 +79,11 @@ class KalahaProtocol(TextLineProtocol):
 
     def on_line(self, text: str) -> None:
         command, args = wire.parse(text)
-        handler = self._commands.get(command)
+        handler = self._COMMANDS.get(command)
         if handler is None:
             self._error(Code.UNKNOWN_COMMAND, f"unknown command {command[:20]}; type HELP")
         else:
-            handler(args)
+            handler(self, args)
 
     # --- commands --------------------------------------------------------------------------
 
@@ -196,6 +182,23 @@ class KalahaProtocol(TextLineProtocol):
         else:
             self.close("client quit", ["BYE"])
 
+    # A class-level table of plain functions: bound methods stored on the instance would make
+    # every connection a reference cycle that only the cyclic garbage collector can free.
+    _COMMANDS = {
+        "HELP": _help,
+        "NAME": _name,
+        "TABLE": _table,
+        "MEET": _meet,
+        "COMPUTER": _computer,
+        "LEVELS": _levels,
+        "MOVE": _move,
+        "BOARD": _board,
+        "POSITION": _position,
+        "RESIGN": _resign,
+        "PING": _ping,
+        "QUIT": _quit,
+    }
+
     # --- lobby -----------------------------------------------------------------------------
 
     def _not_in_lobby(self) -> bool:
@@ -287,7 +290,8 @@ class KalahaProtocol(TextLineProtocol):
                 text = f"{pos.store(me)} to {pos.store(other(me))}"
             lines.append(f"RESULT {result} {reason.value} {text}")
         lines.append("BYE thanks for playing")
-        self.close(f"game {game.id} over ({reason.value})", lines)
+        self.game = None  # the game keeps its players; dropping it here leaves no cycle to collect
+        self.close(f"game {game.id} over ({reason.value})", lines, routine=True)
 
 
 class KalahaFactory(Factory):

@@ -23,7 +23,7 @@ from gamed.kalaha.protocol import KalahaFactory, KalahaProtocol
 from gamed.kalaha.rules import A, B, other
 from gamed.kalaha.wire import Code
 from gamed.lobby import Lobby
-from gamed.textline import ConnectionLimits
+from gamed.textline import ConnectionLimits, WriteBatch
 
 
 def run_inline(work: Callable[[], int]) -> Deferred:
@@ -58,6 +58,7 @@ class KalahaService(MultiService):
         self._ids = itertools.count(1)
         self._tables = 0
         self._drained: list[Deferred] = []
+        self.batch = WriteBatch()
         self.factory = KalahaFactory(self)
 
     def port_factory(self) -> ConnectionLimits:

@@ -589,7 +589,7 @@ def test_an_internal_error_is_logged_and_answered_without_a_traceback(service, m
     def broken(self, args):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setitem(a.player._commands, "PING", lambda args: broken(a.player, args))
+    monkeypatch.setitem(KalahaProtocol._COMMANDS, "PING", broken)
     with capturedLogs() as events:
         a.send("PING", "HELP")
     lines = a.read()
