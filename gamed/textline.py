@@ -118,7 +118,6 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._rate_call = None
         self._close_call = None
         self.closing = False
-        self.connected_at = clock.seconds()
         self.peer = "?"
 
     # --- hooks for subclasses -------------------------------------------------------------
@@ -404,7 +403,14 @@ class ConnectionLimits(WrappingFactory):
             why = f"too many connections from {host} (limit {self.max_per_peer})"
         if why is not None:
             self.refused += 1
-            self._log.warn("refused connection from {host}: {why}", host=host, why=why)
+            if self.refused & (self.refused - 1) == 0:
+                # 1st, 2nd, 4th, 8th... refusal: a connection flood must not become a log flood.
+                self._log.warn(
+                    "refused connection from {host}: {why} ({refused} refused so far)",
+                    host=host,
+                    why=why,
+                    refused=self.refused,
+                )
             refusal = _Refusal(self.refusal(why))
             refusal.factory = self
             return refusal

@@ -6,6 +6,7 @@ from twisted.internet.address import IPv4Address
 from twisted.internet.protocol import Factory
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
+from twisted.logger import capturedLogs
 
 from gamed.config import Limits
 from gamed.textline import ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
@@ -117,3 +118,13 @@ def test_connection_limits_count_per_peer_and_release_on_close():
     assert factory.refused == 1 and factory.per_peer == {"192.0.2.1": 1}
     first.connectionLost(None)
     assert factory.per_peer == {} and factory.protocols == {}
+
+
+def test_refusals_are_logged_sparsely_so_a_flood_cannot_fill_the_log():
+    factory = ConnectionLimits(Factory.forProtocol(lambda: Echo(Limits(), Clock())), 1, 0)
+    factory.buildProtocol(IPv4Address("TCP", "192.0.2.1", 1)).makeConnection(StringTransport())
+    with capturedLogs() as events:
+        for port in range(2, 12):
+            factory.buildProtocol(IPv4Address("TCP", "192.0.2.1", port)).makeConnection(StringTransport())
+    assert factory.refused == 10
+    assert [e["refused"] for e in events] == [1, 2, 4, 8]
