@@ -62,11 +62,12 @@ def strip_telnet(raw: bytes) -> bytes:
 def decode_line(raw: bytes) -> str | None:
     """The text of one received line (terminator already removed), or None when it is not text.
 
-    A trailing ``\\r`` and telnet commands are dropped; tabs count as blanks; any other control or
-    non-ASCII byte makes the line garbage.
+    Trailing ``\\r`` and NUL bytes (telnet sends a typed bare CR as ``\\r\\0``; some clients end
+    lines with ``\\r\\r\\n``) and telnet commands are dropped; tabs count as blanks; any other
+    control or non-ASCII byte makes the line garbage.
     """
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
+    if raw.endswith((b"\r", b"\0")):
+        raw = raw.rstrip(b"\r\0")
     if raw.isascii():
         text = raw.decode("ascii")
         if text.isprintable():

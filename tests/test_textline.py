@@ -43,10 +43,15 @@ def test_decode_line_accepts_printable_ascii_and_strips_cr():
     assert decode_line(b"") == ""
 
 
+def test_decode_line_accepts_what_telnet_sends_at_the_end_of_a_line():
+    assert decode_line(b"computer easy\r\x00\r") == "computer easy"
+    assert decode_line(b"PING\r\r") == "PING"
+
+
 def test_decode_line_refuses_control_and_non_ascii_bytes():
     assert decode_line(b"caf\xc3\xa9") is None
     assert decode_line(b"bell\x07") is None
-    assert decode_line(b"\x00") is None
+    assert decode_line(b"nul\x00inside") is None
     assert decode_line(b"esc\x1b[A") is None
 
 
