@@ -169,6 +169,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self.on_connect()
 
     def connectionLost(self, reason: Failure = None) -> None:  # noqa: N802
+        self.connected = 0
         self.setTimeout(None)
         for call in (self._rate_call, self._close_call):
             if call is not None and call.active():
