@@ -11,11 +11,17 @@ pinned to one core each (unless --no-pin):
    movers holding their moves, minus VmRSS before, over 2N).
 2. The same concurrency against a bare Twisted LineOnlyReceiver echo server (bench/echo_server.py):
    N clients with one request in flight each; the ratio Kalaha moves/s / echo req/s.
-3. 10,000 idle connections opened at once (time until all have HELLO), then 100 games without,
+3. The same concurrency against the same bare server in relay mode (``echo_server.py --relay``),
+   which has Kalaha's output pattern: N pairs of clients, a line from either member of a pair is
+   written to both. The two clients of a pair take turns like Kalaha players (A sends, both
+   receive, then B sends, ...), so each pair has one message in flight, as each game has one move.
+   Reported: messages/s, latency (sender's send() -> the wakeup delivering its own copy), server
+   CPU per message, and the ratio Kalaha moves/s / relay messages/s.
+4. 10,000 idle connections opened at once (time until all have HELLO), then 100 games without,
    with and again without 1000 idle connections held open.
 
 The load generator's own CPU use is printed with every figure: near 100% means the client, not the
-server, limited the rate. The default run takes about 70 s.
+server, limited the rate. The default run takes about 85 s.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import os
 import platform
 import random
 import resource
+import statistics
 import select
 import signal
 import socket
@@ -40,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 HOST = "127.0.0.1"
 
-BOT, ECHO, IDLE = 0, 1, 2
+BOT, ECHO, IDLE, RELAY = 0, 1, 2, 3
 EPOLLIN, EPOLLOUT = select.EPOLLIN, select.EPOLLOUT
 perf = time.perf_counter
 
@@ -189,6 +196,17 @@ def echo_server(args) -> Server:
     return server
 
 
+def relay_server(args) -> Server:
+    port = free_port()
+    argv = [
+        sys.executable, str(ROOT / "bench" / "echo_server.py"), "--relay",
+        "--port", str(port), "--backlog", str(args.backlog),
+    ]  # fmt: skip
+    server = Server("relay", argv, f"listening on {port}", args.server_cpu, args.logdir)
+    server.port = port
+    return server
+
+
 # --- the load generator ----------------------------------------------------------------------
 
 
@@ -200,6 +218,20 @@ class Slot:
     def __init__(self, table: bytes):
         self.hello = b"BOARD OFF\nTABLE " + table + b"\n"
         self.t_move = 0.0
+
+
+class Pair:
+    """Two relay clients that take turns: the one that did not send the last message sends the next,
+    once both have received the last one."""
+
+    __slots__ = ("a", "b", "msg", "sender", "got", "t_sent")
+
+    def __init__(self, index: int):
+        self.a = self.b = None
+        self.msg = b"R%d\n" % index  # tells a line relayed to the wrong pair from its own
+        self.sender = None
+        self.got = 0  # copies of the message in flight received so far (2 = both members)
+        self.t_sent = 0.0
 
 
 class Conn:
@@ -288,7 +320,8 @@ class LoadGen:
         self.ep.modify(c.fd, EPOLLIN)
         if c.kind == ECHO:
             c.t_sent = perf()
-        c.sock.send(first)
+        if first:
+            c.sock.send(first)
 
     # the event loop
 
@@ -297,7 +330,7 @@ class LoadGen:
         poll = self.ep.poll
         conns = self.conns
         end = perf() + seconds
-        bot, echo, idle = self._bot, self._echo, self._idle
+        bot, echo, relay, idle = self._bot, self._echo, self._relay, self._idle
         while True:
             now = perf()
             if until is not None and until():
@@ -319,6 +352,8 @@ class LoadGen:
                     bot(c, now)
                 elif kind == ECHO:
                     echo(c, now)
+                elif kind == RELAY:
+                    relay(c, now)
                 else:
                     idle(c, now)
 
@@ -428,6 +463,46 @@ class LoadGen:
             self.n_started += 1
         c.t_sent = perf()
         c.sock.send(b"A3\n")
+
+    def _relay(self, c: Conn, now: float) -> None:
+        data = self._recv(c)
+        if not data:
+            if data is not None:
+                self.lost += 1
+                self.drop(c)
+            return
+        if c.buf:
+            data = c.buf + data
+        if data[-1:] != b"\n":
+            c.buf = data
+            return
+        c.buf = b""
+        if not c.started:  # the server's greeting: it has given this connection its place in a pair
+            c.started = True
+            self.n_started += 1
+            data = data[data.find(b"\n") + 1 :]
+            if not data:
+                return
+        p = c.slot
+        if data != p.msg:  # another pair's line, or more than the one message in flight
+            self.errors += 1
+        if c is p.sender and self.measuring:
+            self.lat.append(now - p.t_sent)
+            self.moves += 1
+        p.got += 1
+        if p.got >= 2:
+            self.relay_send(p)
+
+    def relay_send(self, p: Pair) -> None:
+        """The member of ``p`` that did not send the last message sends the next one."""
+        c = p.b if p.sender is p.a else p.a
+        p.sender = c
+        p.got = 0
+        p.t_sent = perf()
+        try:
+            c.sock.send(p.msg)
+        except OSError:
+            pass  # the close is noticed on the next read
 
     def _idle(self, c: Conn, now: float) -> None:
         data = self._recv(c)
@@ -615,6 +690,33 @@ def echo_phase(args, n: int) -> dict:
             gen.close_all()
 
 
+def relay_phase(args, n: int) -> dict:
+    with relay_server(args) as r:
+        gen = LoadGen(r.port, args.policy, args.seed, args.quickack)
+        try:
+            pairs = []
+            t0 = perf()
+            # The server pairs connections in the order it accepts them: connect one client at a
+            # time and wait for its greeting, so that the 2i-th and (2i+1)-th accepted are pair i.
+            for i in range(n):
+                p = Pair(i)
+                for member in ("a", "b"):
+                    started = gen.n_started
+                    setattr(p, member, gen.connect(RELAY, p))
+                    if not gen.run(10, until=lambda started=started: gen.n_started > started):
+                        raise BenchError(f"relay client {2 * i + (member == 'b')} of {2 * n} got no greeting in 10 s")
+                pairs.append(p)
+            setup = perf() - t0
+            for p in pairs:
+                gen.relay_send(p)  # A of every pair sends first
+            gen.run(args.warmup)
+            result = gen.window(args.window, r)
+            result.update(n=n, setup_s=setup, errors=gen.errors, lost=gen.lost)
+            return result
+        finally:
+            gen.close_all()
+
+
 def idle_accept_phase(args) -> dict:
     n = args.idle
     with daemon(args, idle_timeout=0) as d:
@@ -662,7 +764,12 @@ def idle_accept_phase(args) -> dict:
 
 
 def idle_effect_phase(args) -> dict:
+    """The 100-game move rate in alternating windows without and with the idle connections held
+    open (without, with, without, with, without), all in one daemon. This VM's speed drifts by
+    tens of per cent within seconds, so the change is the median of the "with" windows against
+    the median of the "without" windows rather than one window against another."""
     n, idle = args.idle_games, args.idle_held
+    seconds = max(1.0, args.window * 0.6)
     with daemon(args, idle_timeout=0) as d:
         gen = LoadGen(d.port, args.policy, args.seed, args.quickack)
         try:
@@ -670,26 +777,28 @@ def idle_effect_phase(args) -> dict:
             start_games(gen, n)
             gen.release()
             gen.run(args.warmup)
-            before = gen.window(args.window, d)
-            waits = gen.n_wait
-            for i in range(idle):
-                gen.connect(IDLE, None, b"TABLE idle%d\n" % i)
-            if not gen.run(30, until=lambda: gen.n_wait - waits >= idle):
-                raise BenchError(f"only {gen.n_wait - waits} of {idle} idle connections were waiting after 30 s")
-            gen.run(0.5)
-            during = gen.window(args.window, d)
-            held = gen.count(IDLE)
-            gen.close_all(IDLE)
-            gen.run(0.5)
-            after = gen.window(args.window, d)
-            base = (before["rate"] + after["rate"]) / 2
+            without, with_idle = [gen.window(seconds, d)], []
+            held = 0
+            for round_ in range(2):
+                waits = gen.n_wait
+                for i in range(idle):
+                    gen.connect(IDLE, None, b"TABLE idle%d-%d\n" % (round_, i))
+                if not gen.run(30, until=lambda: gen.n_wait - waits >= idle):
+                    raise BenchError(f"only {gen.n_wait - waits} of {idle} idle connections were waiting after 30 s")
+                gen.run(0.5)
+                with_idle.append(gen.window(seconds, d))
+                held = max(held, gen.count(IDLE))
+                gen.close_all(IDLE)
+                gen.run(0.5)
+                without.append(gen.window(seconds, d))
+            base = statistics.median(w["rate"] for w in without)
+            during = statistics.median(w["rate"] for w in with_idle)
             return {
                 "games": n,
                 "idle_held": held,
-                "without": before,
-                "with": during,
-                "without_again": after,
-                "change": during["rate"] / base - 1,
+                "without": without,
+                "with": with_idle,
+                "change": during / base - 1,
                 "errors": gen.errors,
                 "aborts": gen.aborts,
                 "lost": gen.lost,
@@ -852,22 +961,24 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
     print(f"code: {m['code']}")
     a = results["args"]
     print(f"pinning: server on CPU {a['server_cpu']}, load generator on CPU {a['client_cpu']}; scheduling: {a['sched']}")
-    kal, echo = results.get("kalaha", {}), results.get("echo", {})
+    kal, echo, relay = results.get("kalaha", {}), results.get("echo", {}), results.get("relay", {})
     if kal:
         print("\nKalaha games (moves/s; latency = own move -> own PLAYED; prompt = move -> next YOURMOVE)")
         print(
             f"{'games':>6} {'moves/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'prompt p50':>10} {'prompt p99':>10} "
-            f"{'games/s':>8} {'srv CPU':>8} {'srv us/mv':>9} {'cli CPU':>8} {'other':>6} {'RSS KB/player':>13} {'vs echo':>7}"
+            f"{'games/s':>8} {'srv CPU':>8} {'srv us/mv':>9} {'cli CPU':>8} {'other':>6} {'RSS KB/player':>13} "
+            f"{'vs echo':>7} {'vs relay':>8}"
         )
         for n, r in kal.items():
-            e = echo.get(n)
+            e, rl = echo.get(n), relay.get(n)
             ratio = r["rate"] / e["rate"] if e else float("nan")
+            ratio_relay = r["rate"] / rl["rate"] if rl else float("nan")
             print(
                 f"{n:>6} {r['rate']:>9,.0f} {fmt(r['p50_ms']):>7} {fmt(r['p99_ms']):>7} {fmt(r['max_ms'], 1):>7} "
                 f"{fmt(r['prompt_p50_ms']):>10} {fmt(r['prompt_p99_ms']):>10} {r['games_per_s']:>8,.1f} "
                 f"{r['server_cpu']:>7.0%} {fmt(r['server_us_per_op'], 0):>9} "
                 f"{r['client_cpu']:>7.0%}{'!' if r['client_cpu'] >= 0.9 else ' '}{r['other_cpu']:>6.0%} "
-                f"{fmt(r['rss_kb_per_player'], 1):>13} {fmt(ratio):>7}"
+                f"{fmt(r['rss_kb_per_player'], 1):>13} {fmt(ratio):>7} {fmt(ratio_relay):>8}"
             )
             if r["errors"] or r["aborts"] or r["lost"]:
                 print(f"       !! {r['errors']} ERROR lines, {r['aborts']} aborts, {r['lost']} connections lost")
@@ -883,6 +994,26 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
                 f"{fmt(r['server_us_per_op'], 0):>10} {r['client_cpu']:>7.0%}{'!' if r['client_cpu'] >= 0.9 else ' '}"
                 f"{r['other_cpu']:>6.0%} {fmt(r['rss_kb_per_conn'], 1):>11}"
             )
+    if relay:
+        print(
+            "\nRelay baseline (the same bare server with --relay: a line from either client of a pair is written to "
+            "both; the pair's clients take turns, one message in flight per pair; latency = send -> own copy back)"
+        )
+        print(
+            f"{'pairs':>7} {'msgs/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'srv CPU':>8} {'srv us/msg':>10} "
+            f"{'cli CPU':>8} {'other':>6} {'Kalaha/relay':>12}"
+        )
+        for n, r in relay.items():
+            k = kal.get(n)
+            ratio = k["rate"] / r["rate"] if k else float("nan")
+            print(
+                f"{n:>7} {r['rate']:>9,.0f} {fmt(r['p50_ms']):>7} {fmt(r['p99_ms']):>7} {fmt(r['max_ms'], 1):>7} "
+                f"{r['server_cpu']:>7.0%} {fmt(r['server_us_per_op'], 0):>10} "
+                f"{r['client_cpu']:>7.0%}{'!' if r['client_cpu'] >= 0.9 else ' '}{r['other_cpu']:>6.0%} "
+                f"{fmt(ratio):>12}"
+            )
+            if r["errors"] or r["lost"]:
+                print(f"       !! {r['errors']} unexpected lines, {r['lost']} connections lost")
     acc, eff = results.get("idle_accept"), results.get("idle_effect")
     if acc:
         print(
@@ -901,24 +1032,30 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
         if acc.get("profile"):
             print_profile(f"the {acc['n']:,}-connection accept test (3 s from the first connect)", acc["profile"])
     if eff:
-        w, d, a = eff["without"], eff["with"], eff["without_again"]
+        rates = lambda ws: " / ".join(f"{w['rate']:,.0f}" for w in ws)  # noqa: E731
         print(
-            f"{eff['games']} games: {w['rate']:,.0f} moves/s without idle connections, {d['rate']:,.0f} with "
-            f"{eff['idle_held']:,} held open, {a['rate']:,.0f} without again -> change {eff['change']:+.1%} "
-            f"(p99 {fmt(w['p99_ms'])} / {fmt(d['p99_ms'])} / {fmt(a['p99_ms'])} ms; "
-            f"client CPU {w['client_cpu']:.0%} / {d['client_cpu']:.0%} / {a['client_cpu']:.0%})"
+            f"{eff['games']} games: {rates(eff['without'])} moves/s in the windows without idle connections, "
+            f"{rates(eff['with'])} with {eff['idle_held']:,} held open -> change of the medians {eff['change']:+.1%} "
+            f"(server us/move without {' / '.join(fmt(w['server_us_per_op'], 0) for w in eff['without'])}, "
+            f"with {' / '.join(fmt(w['server_us_per_op'], 0) for w in eff['with'])})"
         )
 
     verdicts: list[tuple[str, bool | None, str]] = []
-    k100, e100 = kal.get(100), echo.get(100)
+    k100, e100, r100 = kal.get(100), echo.get(100), relay.get(100)
     if k100 and e100:
         ratio = k100["rate"] / e100["rate"]
         per_cpu = e100["server_us_per_op"] / k100["server_us_per_op"]
+        vs_relay = ""
+        if r100:
+            vs_relay = (
+                f"; for comparison, Kalaha / relay baseline: {k100['rate'] / r100['rate']:.0%} of its rate, "
+                f"server CPU per relayed message / per move {r100['server_us_per_op'] / k100['server_us_per_op']:.0%}"
+            )
         verdicts.append(
             (
                 "100 games >= 70% of the echo baseline's rate",
                 ratio >= TARGETS["ratio_100"],
-                f"{ratio:.0%} (server CPU per echo request / per move: {per_cpu:.0%})",
+                f"{ratio:.0%} (server CPU per echo request / per move: {per_cpu:.0%}{vs_relay})",
             )
         )
     if k100:
@@ -948,9 +1085,9 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
         print("\nTargets")
         for text, ok, value in verdicts:
             print(f"  {'MET    ' if ok else 'NOT MET'}  {text}: {value}")
-    windows = list(kal.values()) + list(echo.values())
+    windows = list(kal.values()) + list(echo.values()) + list(relay.values())
     if eff:
-        windows += [eff["without"], eff["with"], eff["without_again"]]
+        windows += eff["without"] + eff["with"]
     if any(r["client_cpu"] >= 0.9 for r in windows):
         print(
             "\nNote: the load generator was CPU-saturated (>= 90%) in phases marked '!': there the rate is a lower "
@@ -986,6 +1123,7 @@ def parse_args(argv=None):
     p.add_argument("--idle-games", type=int, default=100, help="games run beside the held idle connections [%(default)s]")
     p.add_argument("--backlog", type=int, default=4096, help="listen backlog of the servers [%(default)s]")
     p.add_argument("--skip-echo", action="store_true", help="skip the echo baseline")
+    p.add_argument("--skip-relay", action="store_true", help="skip the relay baseline (echo_server.py --relay)")
     p.add_argument("--skip-idle", action="store_true", help="skip the idle-connection phases")
     p.add_argument(
         "--quickack",
@@ -1064,7 +1202,7 @@ def main(argv=None) -> int:
         else:
             args.sched = f"normal, niceness {os.getpriority(os.PRIO_PROCESS, 0)}"
         results["args"] = {k: v for k, v in vars(args).items()}
-        results["kalaha"], results["echo"] = {}, {}
+        results["kalaha"], results["echo"], results["relay"] = {}, {}, {}
         for n in args.games:
             print(f"kalaha: {n} games ...", flush=True)
             r = results["kalaha"][n] = kalaha_phase(args, n)
@@ -1086,6 +1224,17 @@ def main(argv=None) -> int:
                     f"other {e['other_cpu']:.0%}",
                     flush=True,
                 )
+            if not args.skip_relay:
+                print(f"relay: {n} pairs ...", flush=True)
+                rl = results["relay"][n] = relay_phase(args, n)
+                print(
+                    f"  {rl['rate']:,.0f} msgs/s, p50 {fmt(rl['p50_ms'])} ms, p99 {fmt(rl['p99_ms'])} ms, server CPU "
+                    f"{rl['server_cpu']:.0%} ({fmt(rl['server_us_per_op'], 0)} us/msg), client CPU "
+                    f"{rl['client_cpu']:.0%}{saturated(rl['client_cpu'])}, other {rl['other_cpu']:.0%}",
+                    flush=True,
+                )
+                if rl["count"] == 0:
+                    raise BenchError(f"no message was relayed in the {n}-pair window")
         if not args.skip_idle:
             print(f"idle: {args.idle:,} connections ...", flush=True)
             results["idle_accept"] = idle_accept_phase(args)
