@@ -442,19 +442,27 @@ class LoadGen:
         if self.reconnect:
             self.connect(BOT, c.slot, c.slot.hello)
 
-    def _echo(self, c: Conn, now: float) -> None:
+    def _whole_lines(self, c: Conn) -> bytes | None:
+        """The bytes of the whole lines now readable on ``c``; None while a line is incomplete or
+        when ``c`` has closed (counted as lost)."""
         data = self._recv(c)
         if not data:
             if data is not None:
                 self.lost += 1
                 self.drop(c)
-            return
+            return None
         if c.buf:
             data = c.buf + data
         if data[-1:] != b"\n":
             c.buf = data
-            return
+            return None
         c.buf = b""
+        return data
+
+    def _echo(self, c: Conn, now: float) -> None:
+        data = self._whole_lines(c)
+        if data is None:
+            return
         if self.measuring:
             self.lat.append(now - c.t_sent)
             self.moves += 1
@@ -465,18 +473,9 @@ class LoadGen:
         c.sock.send(b"A3\n")
 
     def _relay(self, c: Conn, now: float) -> None:
-        data = self._recv(c)
-        if not data:
-            if data is not None:
-                self.lost += 1
-                self.drop(c)
+        data = self._whole_lines(c)
+        if data is None:
             return
-        if c.buf:
-            data = c.buf + data
-        if data[-1:] != b"\n":
-            c.buf = data
-            return
-        c.buf = b""
         if not c.started:  # the server's greeting: it has given this connection its place in a pair
             c.started = True
             self.n_started += 1
