@@ -38,16 +38,16 @@ async def test_documented_session_replays_byte_for_byte(start_daemon, session):
 
 
 async def play_random_game(port: int, table: str, rng: random.Random) -> dict[str, list[str]]:
-    """Two bots meet at ``table`` and play random legal moves; returns each side's final lines."""
+    """Two bots meet at ``table`` and play random legal moves; returns every line each received."""
     a, b = await connect(port), await connect(port)
     for c in (a, b):
         c.send("BOARD OFF", f"TABLE {table}")
-    seen = {"A": [], "B": []}
+    seen = {"first": [], "second": []}  # by connection, not side
 
-    async def bot(c, side):
+    async def bot(c, who):
         while True:
             line = await c.next_line(timeout=30)
-            seen[side].append(line)
+            seen[who].append(line)
             if line.startswith("YOURMOVE"):
                 c.send(rng.choice(line.split()[2:]))
             elif line.startswith("BYE"):
@@ -55,14 +55,21 @@ async def play_random_game(port: int, table: str, rng: random.Random) -> dict[st
                 return
 
     await defer.gatherResults(
-        [defer.ensureDeferred(bot(a, "A")), defer.ensureDeferred(bot(b, "B"))], consumeErrors=True
+        [defer.ensureDeferred(bot(a, "first")), defer.ensureDeferred(bot(b, "second"))], consumeErrors=True
     )
     return seen
 
 
 def check_finished(seen):
-    for side, other in (("A", "B"), ("B", "A")):
-        lines = seen[side]
+    """Both bots of a game saw it to the end, each with the result that its side's score earns.
+
+    ``seen`` is keyed by connection; which of the two plays A depends on whose TABLE line the
+    server handled first, so each bot's side is read from its START line.
+    """
+    sides = set()
+    for lines in seen.values():
+        side = next(line for line in lines if line.startswith("START")).split()[2]
+        sides.add(side)
         assert lines[-3].startswith("SCORE ") and lines[-1].startswith("BYE")
         score_a, score_b = map(int, lines[-3].split()[1:])
         assert score_a + score_b == 72
@@ -70,8 +77,7 @@ def check_finished(seen):
         assert result[0] == "RESULT" and result[2] == "END"
         mine, theirs = (score_a, score_b) if side == "A" else (score_b, score_a)
         assert result[1] == ("WIN" if mine > theirs else "LOSE" if mine < theirs else "DRAW")
-    starts = {side: next(line for line in seen[side] if line.startswith("START")) for side in "AB"}
-    assert starts["A"].split()[2] == "A" and starts["B"].split()[2] == "B"
+    assert sides == {"A", "B"}
 
 
 @pytest_twisted.ensureDeferred
@@ -91,7 +97,7 @@ async def test_fifty_games_at_once_all_finish(start_daemon):
     game_ids = set()
     for seen in results:
         check_finished(seen)
-        game_ids.add(next(line for line in seen["A"] if line.startswith("START")).split()[1])
+        game_ids.add(next(line for line in seen["first"] if line.startswith("START")).split()[1])
     assert len(game_ids) == 50
 
 
@@ -189,7 +195,9 @@ async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(st
         await with_timeout(d.listening, 20, "the daemon with JSON logs to listen")
     finally:
         await d.stop()
+    # The daemon may be stopped before the reactor runs (and logs its shutdown), so only the
+    # start-up events are certain.
     lines = d.text.splitlines()
     events = [json.loads(line) for line in lines]
-    assert len(events) == len(lines) > 3, "every line is one JSON object"
-    assert any(e.get("log_namespace") == "twisted.internet.base" for e in events)
+    assert len(events) == len(lines) >= 3, "every line is one JSON object"
+    assert any("kalaha (ConnectionLimits) starting on" in json.dumps(e) for e in events)
