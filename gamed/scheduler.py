@@ -139,18 +139,14 @@ class TurnScheduler:
     def finish(self, seat: Hashable) -> Turn:
         """Mark ``seat`` as done with the open turn; the turn closes when it was the last one."""
         turn = self._turn_for(seat)
-        turn.finished.add(seat)
-        if not turn.waiting_for:
-            self._close(turn)
+        self._finish(turn, seat)
         return turn
 
     def submit(self, seat: Hashable, action: Any) -> Turn:
         """Record ``action`` and finish ``seat`` in one step (one action per turn games)."""
         turn = self._turn_for(seat)
         turn.actions.setdefault(seat, []).append(action)
-        turn.finished.add(seat)
-        if not turn.waiting_for:
-            self._close(turn)
+        self._finish(turn, seat)
         return turn
 
     def remove(self, seat: Hashable) -> None:
@@ -161,9 +157,7 @@ class TurnScheduler:
         self._removed.add(seat)
         turn = self._live_turn()
         if turn is not None and seat in turn.seats and seat not in turn.finished:
-            turn.finished.add(seat)
-            if not turn.waiting_for:
-                self._close(turn)
+            self._finish(turn, seat)
 
     def stop(self) -> None:
         """Cancel the open turn's deadline and refuse further turns (the game is over)."""
@@ -191,6 +185,11 @@ class TurnScheduler:
         if seat not in turn.seats or seat in turn.finished:
             raise TurnClosed(f"no open turn for {seat!r}")
         return turn
+
+    def _finish(self, turn: Turn, seat: Hashable) -> None:
+        turn.finished.add(seat)
+        if not turn.waiting_for:
+            self._close(turn)
 
     def _expire(self, turn: Turn) -> None:
         if turn.closed or turn is not self.current:

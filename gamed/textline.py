@@ -4,8 +4,9 @@
 per-connection budget: a maximum line length (answered once the over-long line ends, the
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
 (a flooding client is slowed down, not cut off, by no longer reading from it), output
-back-pressure (a client that does not read its replies is no longer read from either) and a
-bounded close (a client that never reads its last lines is cut off after a grace period).
+back-pressure (while a client does not read its replies its further lines wait unanswered; one
+that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
+its last lines is cut off after a grace period).
 
 ``ConnectionLimits`` wraps a factory and refuses connections beyond a total and a per-address
 count, with a reason line for the client and a log entry.

@@ -7,18 +7,16 @@ may be network connections or the built-in computer player; the game does not kn
 
 from __future__ import annotations
 
-import enum
 import random
 from collections.abc import Callable
 
-import attrs
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import Attribute, Interface, implementer
 
 from gamed.kalaha import ai, rules
-from gamed.kalaha.rules import A, B, Move, Position, other
+from gamed.kalaha.rules import A, B, Move, Outcome, Position, Reason, other
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 
 
@@ -38,34 +36,6 @@ class IKalahaPlayer(Interface):
 
     def game_ended(game: KalahaGame, outcome: Outcome) -> None:
         """The game is over; nothing more will follow."""
-
-
-class Reason(enum.Enum):
-    """How a game ended. The first three are results; the others abort the game."""
-
-    END = "END"
-    RESIGN = "RESIGN"
-    STRIKES = "STRIKES"
-    TIMEOUT = "TIMEOUT"
-    DISCONNECT = "DISCONNECT"
-    SHUTDOWN = "SHUTDOWN"
-
-
-ABORTS = frozenset({Reason.TIMEOUT, Reason.DISCONNECT, Reason.SHUTDOWN})
-
-
-@attrs.frozen
-class Outcome:
-    """The end of a game: why, who won (None: draw or abort) and who caused it (if anyone)."""
-
-    reason: Reason
-    winner: str | None
-    culprit: str | None
-    position: Position
-
-    @property
-    def aborted(self) -> bool:
-        return self.reason in ABORTS
 
 
 class KalahaGame:
@@ -95,6 +65,11 @@ class KalahaGame:
         self.move_time = move_time or None
         # Kalaha allows no pass, so the first timeout ends the game (one strike).
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
+
+    @property
+    def names(self) -> dict[str, str]:
+        """Each side's player name."""
+        return {side: player.name for side, player in self.players.items()}
 
     def side_of(self, player: IKalahaPlayer) -> str:
         for side, p in self.players.items():

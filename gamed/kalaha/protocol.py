@@ -14,8 +14,8 @@ from twisted.python.failure import Failure
 from zope.interface import implementer
 
 from gamed.kalaha import ai, wire
-from gamed.kalaha.game import IKalahaPlayer, KalahaGame, Outcome, Reason
-from gamed.kalaha.rules import A, B, IllegalMove, Move, other
+from gamed.kalaha.game import IKalahaPlayer, KalahaGame
+from gamed.kalaha.rules import A, B, IllegalMove, Move, Outcome, other
 from gamed.kalaha.wire import Code
 from gamed.lobby import LobbyError
 from gamed.textline import TextLineProtocol
@@ -248,7 +248,7 @@ class KalahaProtocol(TextLineProtocol):
         self._cancel_auto_join()
         self.game = game
         self.note_activity()
-        self.send_lines([f"START {game.id} {side} {game.players[other(side)].name}"])
+        self.send_lines([wire.start(game.id, side, game.players[other(side)].name)])
 
     def position_changed(self, game: KalahaGame, move: Move | None) -> None:
         self.note_activity()
@@ -257,41 +257,16 @@ class KalahaProtocol(TextLineProtocol):
         if self.board_on:
             lines.extend(wire.board(game.position))
         if not game.position.over:
-            side = game.position.to_move
-            lines.append(f"TURN {side} {game.players[side].name}")
+            lines.append(wire.turn(game.position, game.names))
         self.send_lines(lines)
 
     def your_move(self, game: KalahaGame, seconds: float | None) -> None:
-        self.send_lines([f"YOURMOVE {wire.seconds(seconds)} {wire.legal_pits(game.position)}"])
+        self.send_lines([wire.your_move(game.position, seconds)])
 
     def game_ended(self, game: KalahaGame, outcome: Outcome) -> None:
-        me = game.side_of(self)
-        pos = outcome.position
-        lines = [f"SCORE {pos.store(A)} {pos.store(B)}"]
-        culprit = None if outcome.culprit is None else game.players[outcome.culprit].name
-        you = outcome.culprit == me
-        reason = outcome.reason
-        if outcome.aborted:
-            if reason is Reason.TIMEOUT:
-                limit = wire.seconds(game.move_time)
-                text = f"{'you' if you else culprit} did not move within {limit} s"
-            elif reason is Reason.DISCONNECT:
-                text = f"{culprit} disconnected"
-            else:
-                text = "the server is shutting down"
-            lines.append(f"ABORT {reason.value} {text}")
-        else:
-            result = "DRAW" if outcome.winner is None else ("WIN" if outcome.winner == me else "LOSE")
-            if reason is Reason.RESIGN:
-                text = "you resigned" if you else f"{culprit} resigned"
-            elif reason is Reason.STRIKES:
-                text = f"{'you' if you else culprit} made {game.strike_limit} protocol errors"
-            else:
-                text = f"{pos.store(me)} to {pos.store(other(me))}"
-            lines.append(f"RESULT {result} {reason.value} {text}")
-        lines.append("BYE thanks for playing")
+        lines = wire.game_over(outcome, game.side_of(self), game.names, game.strike_limit, game.move_time)
         self.game = None  # the game keeps its players; dropping it here leaves no cycle to collect
-        self.close(f"game {game.id} over ({reason.value})", lines, routine=True)
+        self.close(f"game {game.id} over ({outcome.reason.value})", lines, routine=True)
 
 
 class KalahaFactory(Factory):

@@ -184,3 +184,31 @@ def play(position: Position, pit: int) -> Move:
 
     after = Position(tuple(pits), nxt)
     return Move(side, pit, stones, i, extra, captured, swept, after)
+
+
+class Reason(enum.Enum):
+    """How a game ended. The first three are results; the others abort the game."""
+
+    END = "END"
+    RESIGN = "RESIGN"
+    STRIKES = "STRIKES"
+    TIMEOUT = "TIMEOUT"
+    DISCONNECT = "DISCONNECT"
+    SHUTDOWN = "SHUTDOWN"
+
+
+ABORTS = frozenset({Reason.TIMEOUT, Reason.DISCONNECT, Reason.SHUTDOWN})
+
+
+@attrs.frozen
+class Outcome:
+    """The end of a game: why, who won (None: draw or abort) and who caused it (if anyone)."""
+
+    reason: Reason
+    winner: str | None
+    culprit: str | None
+    position: Position  # the final position
+
+    @property
+    def aborted(self) -> bool:
+        return self.reason in ABORTS

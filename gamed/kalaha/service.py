@@ -18,10 +18,9 @@ from twisted.logger import Logger
 
 from gamed.config import KalahaConfig, Limits
 from gamed.kalaha import ai, wire
-from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame, Outcome, Reason
+from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
 from gamed.kalaha.protocol import KalahaFactory, KalahaProtocol
-from gamed.kalaha.rules import A, B, other
-from gamed.kalaha.wire import Code
+from gamed.kalaha.rules import A, B, Outcome, Reason, other
 from gamed.lobby import Lobby
 from gamed.textline import ConnectionLimits, WriteBatch
 
@@ -63,8 +62,7 @@ class KalahaService(MultiService):
 
     def port_factory(self) -> ConnectionLimits:
         """The factory a listening port serves: a KalahaFactory behind the connection limits."""
-        refusal = lambda why: (wire.error(Code.SERVER_FULL, why) + "\r\n").encode("ascii")  # noqa: E731
-        return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, refusal)
+        return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, wire.refusal)
 
     # --- called by protocols ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import math
 import re
 
 from gamed import __version__
-from gamed.kalaha.rules import Illegal, Move, Position, pit_index, pit_name
+from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
 
 PROTOCOL = "KALAHA/1"
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
@@ -84,6 +84,53 @@ def hello() -> str:
 
 def error(code: Code, text: str) -> str:
     return f"ERROR {int(code)} {text}"
+
+
+def refusal(why: str) -> bytes:
+    """What a connection the server refuses (too many connections) receives before it is closed."""
+    return (error(Code.SERVER_FULL, why) + "\r\n").encode("ascii")
+
+
+def start(game_id: int, side: str, opponent: str) -> str:
+    return f"START {game_id} {side} {opponent}"
+
+
+def turn(pos: Position, names: dict[str, str]) -> str:
+    """``TURN <side> <name>``: who moves next."""
+    return f"TURN {pos.to_move} {names[pos.to_move]}"
+
+
+def your_move(pos: Position, seconds_left: float | None) -> str:
+    """The move prompt: whole seconds left and the pits the player may sow."""
+    return f"YOURMOVE {seconds(seconds_left)} {legal_pits(pos)}"
+
+
+def game_over(
+    outcome: Outcome, me: str, names: dict[str, str], strike_limit: int, move_time: float | None
+) -> list[str]:
+    """The last lines a player receives: ``SCORE``, then ``RESULT`` or ``ABORT``, then ``BYE``."""
+    pos = outcome.position
+    culprit = None if outcome.culprit is None else names[outcome.culprit]
+    who = "you" if outcome.culprit == me else culprit
+    reason = outcome.reason
+    if outcome.aborted:
+        if reason is Reason.TIMEOUT:
+            text = f"{who} did not move within {seconds(move_time)} s"
+        elif reason is Reason.DISCONNECT:
+            text = f"{culprit} disconnected"
+        else:
+            text = "the server is shutting down"
+        last = f"ABORT {reason.value} {text}"
+    else:
+        result = "DRAW" if outcome.winner is None else ("WIN" if outcome.winner == me else "LOSE")
+        if reason is Reason.RESIGN:
+            text = f"{who} resigned"
+        elif reason is Reason.STRIKES:
+            text = f"{who} made {strike_limit} protocol errors"
+        else:
+            text = f"{pos.store(me)} to {pos.store(other(me))}"
+        last = f"RESULT {result} {reason.value} {text}"
+    return [f"SCORE {pos.store(A)} {pos.store(B)}", last, "BYE thanks for playing"]
 
 
 def help_lines() -> list[str]:

@@ -80,6 +80,13 @@ class Client:
             self.protocol.connectionLost(Failure(ConnectionDone()))
 
 
+def greeted(service: KalahaService, **kwargs) -> Client:
+    """A new client whose greeting has been read."""
+    client = Client(service, **kwargs)
+    client.read()
+    return client
+
+
 def pair(service: KalahaService, names=("alice", "bob")) -> tuple[Client, Client]:
     """Two named clients seated at a game (A, B) through a named table, their reads emptied."""
     clients = []

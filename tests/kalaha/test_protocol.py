@@ -5,7 +5,7 @@ from twisted.internet.task import Clock
 from twisted.logger import LogLevel, capturedLogs
 
 from gamed.kalaha.protocol import KalahaProtocol
-from tests.kalaha.harness import Client, make_service, pair
+from tests.kalaha.harness import Client, greeted, make_service, pair
 
 
 @pytest.fixture
@@ -94,8 +94,7 @@ def test_meet_yourself_is_refused(clock):
 
 
 def test_name_is_validated_and_shown_to_the_opponent(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("NAME bad name!")
     assert a.read() == ["ERROR 401 usage: NAME <name> (1-32 letters, digits, _ . -)"]
     a.send("NAME " + "x" * 33)
@@ -105,16 +104,14 @@ def test_name_is_validated_and_shown_to_the_opponent(service):
 
 
 def test_commands_are_case_insensitive(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("pInG", "help")
     lines = a.read()
     assert lines[0] == "PONG" and lines[1].startswith("HELP ") and lines[-1] == "HELP END"
 
 
 def test_help_lists_every_command(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("HELP")
     commands = [line.split()[1] for line in a.read()[:-1]]
     assert commands == [
@@ -123,8 +120,7 @@ def test_help_lists_every_command(service):
 
 
 def test_levels_lists_the_computer_levels(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("LEVELS")
     lines = a.read()
     assert [line.split()[1] for line in lines[:-1]] == ["random", "easy", "medium", "hard"]
@@ -132,15 +128,13 @@ def test_levels_lists_the_computer_levels(service):
 
 
 def test_unknown_command_outside_a_game_is_an_error_without_strike(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("FROB 1 2")
     assert a.read() == ["ERROR 400 unknown command FROB; type HELP"]
 
 
 def test_moves_before_a_game_are_refused(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("A1", "POSITION", "BOARD", "RESIGN")
     assert a.read() == [
         "ERROR 404 you are not in a game yet",
@@ -272,8 +266,7 @@ def test_quit_in_a_game_resigns_and_quit_in_the_lobby_says_bye(service):
     a, b = pair(service)
     a.send("QUIT")
     assert b.read()[1] == "RESULT WIN RESIGN alice resigned"
-    c = Client(service)
-    c.read()
+    c = greeted(service)
     c.send("QUIT")
     assert c.read() == ["BYE"] and c.lost
 
@@ -338,8 +331,7 @@ def test_position_command_repeats_the_position_line(service):
 
 
 def test_ping_answers_pong(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("PING")
     assert a.read() == ["PONG"]
 
@@ -347,7 +339,6 @@ def test_ping_answers_pong(service):
 def test_full_game_to_the_final_score_then_both_close(service):
     a, b = pair(service)
     players = {"A": a, "B": b}
-    prompt = a.read  # noqa: F841
     pending = {"A": "YOURMOVE 60 A1 A2 A3 A4 A5 A6"}
     seen = {"A": [], "B": []}
     for _ in range(500):
@@ -375,8 +366,7 @@ def test_full_game_to_the_final_score_then_both_close(service):
 
 
 def test_computer_opponent_plays_its_moves(service, clock):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("COMPUTER random")
     lines = a.read()
     assert lines[:2] == ["OK COMPUTER random A", "START 1 A computer-random"]
@@ -389,8 +379,7 @@ def test_computer_opponent_plays_its_moves(service, clock):
 
 
 def test_computer_opponent_can_move_first(service, clock):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("computer EASY b")
     clock.advance(0)
     lines = a.read()
@@ -400,20 +389,17 @@ def test_computer_opponent_can_move_first(service, clock):
 
 def test_computer_bad_level_and_switched_off(clock):
     service = make_service(clock)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("COMPUTER grandmaster")
     assert a.read() == ["ERROR 401 usage: COMPUTER [<level>] [A|B]; levels: random, easy, medium, hard"]
     off = make_service(clock, computer=False)
-    b = Client(off)
-    b.read()
+    b = greeted(off)
     b.send("COMPUTER")
     assert b.read() == ["ERROR 405 the computer player is switched off on this server"]
 
 
 def test_computer_game_ends_with_result(service, clock):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.send("COMPUTER easy")
     lines = a.read()
     for _ in range(200):
@@ -431,16 +417,14 @@ def test_computer_game_ends_with_result(service, clock):
 
 def test_over_long_line_is_answered_when_it_ends_and_following_lines_still_count(clock):
     service = make_service(clock, max_line=64)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.raw(b"x" * 200 + b"\r\nPING\r\n")
     assert a.read() == ["ERROR 402 line too long (the limit is 64 bytes)", "PONG"]
 
 
 def test_over_long_line_arriving_in_pieces_is_discarded_as_it_comes(clock):
     service = make_service(clock, max_line=64)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     for _ in range(100):
         a.raw(b"y" * 1000)
     assert a.read() == [] and len(a.player._buffer) <= 65
@@ -450,8 +434,7 @@ def test_over_long_line_arriving_in_pieces_is_discarded_as_it_comes(clock):
 
 def test_line_at_the_limit_is_accepted(clock):
     service = make_service(clock, max_line=64)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.raw(b"PING" + b" " * 60 + b"\r\n")
     assert a.read() == ["PONG"]
 
@@ -463,22 +446,19 @@ def test_binary_garbage_gets_an_error_and_counts_as_a_strike_in_game(service):
 
 
 def test_telnet_negotiation_is_ignored(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.raw(b"\xff\xfb\x1f\xff\xfd\x03PING\r\n")
     assert a.read() == ["PONG"]
 
 
 def test_bare_newlines_and_blank_lines(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.raw(b"\n   \nPING\n\r\n  ping  \n")
     assert a.read() == ["PONG", "PONG"]
 
 
 def test_lines_split_at_every_byte_are_reassembled(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     for byte in b"NAME alice\r\nPING\r\n":
         a.raw(bytes([byte]))
     assert a.read() == ["OK NAME alice", "PONG"]
@@ -486,8 +466,7 @@ def test_lines_split_at_every_byte_are_reassembled(service):
 
 def test_client_that_never_sends_anything_is_closed_after_the_idle_timeout(clock):
     service = make_service(clock, idle_timeout=30, pair_delay=0)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     with capturedLogs() as events:
         clock.advance(30)
     assert a.read() == ["BYE nothing happened for 30 s"] and a.lost
@@ -511,8 +490,7 @@ def test_game_events_keep_a_waiting_player_from_idling_out(clock):
 
 def test_flood_is_slowed_down_not_cut_off(clock):
     service = make_service(clock, line_rate=10, line_burst=5)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     with capturedLogs() as events:
         a.raw(b"PING\n" * 25)
     assert a.read() == ["PONG"] * 5, "the burst is answered at once"
@@ -526,8 +504,7 @@ def test_flood_is_slowed_down_not_cut_off(clock):
 
 
 def test_lines_wait_while_the_client_does_not_read_its_replies(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.player.pauseProducing()  # what the transport does when its write buffer is full
     a.raw(b"PING\nPING\n")
     assert a.read() == []
@@ -536,8 +513,7 @@ def test_lines_wait_while_the_client_does_not_read_its_replies(service):
 
 
 def test_client_that_keeps_sending_without_reading_is_cut_off_before_memory_grows(service):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.player.pauseProducing()
     with capturedLogs() as events:
         for _ in range(20):
@@ -550,8 +526,7 @@ def test_client_that_keeps_sending_without_reading_is_cut_off_before_memory_grow
 
 def test_closing_client_that_never_reads_is_aborted_after_the_grace(clock):
     service = make_service(clock, close_grace=10)
-    a = Client(service)
-    a.read()
+    a = greeted(service)
     a.player.transport.loseConnection = lambda: None  # the close waits for unread output forever
     a.send("QUIT")
     assert not a.transport.disconnected
@@ -562,7 +537,8 @@ def test_closing_client_that_never_reads_is_aborted_after_the_grace(clock):
 def test_per_peer_limit_refuses_with_a_reason(clock):
     service = make_service(clock, max_per_peer=2)
     factory = service.port_factory()
-    a, b = Client(service, factory=factory), Client(service, factory=factory)
+    a = Client(service, factory=factory)
+    Client(service, factory=factory)  # the second connection from the same address
     with capturedLogs() as events:
         c = Client(service, factory=factory)
     assert c.read() == ["ERROR 503 too many connections from 192.0.2.1 (limit 2)"] and c.closing
@@ -583,8 +559,7 @@ def test_total_limit_refuses_with_a_reason(clock):
 
 
 def test_an_internal_error_is_logged_and_answered_without_a_traceback(service, monkeypatch):
-    a = Client(service)
-    a.read()
+    a = greeted(service)
 
     def broken(self, args):
         raise ZeroDivisionError("boom")
@@ -601,8 +576,7 @@ def test_an_internal_error_is_logged_and_answered_without_a_traceback(service, m
 
 def test_shutdown_aborts_running_games_and_closes_waiting_players(service, clock):
     a, b = pair(service)
-    w = Client(service)
-    w.read()
+    w = greeted(service)
     service.startService()
     d = service.stopService()
     assert a.read() == ["SCORE 0 0", "ABORT SHUTDOWN the server is shutting down", "BYE thanks for playing"]
