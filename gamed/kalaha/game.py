@@ -54,6 +54,8 @@ class KalahaGame:
     ):
         self.id = game_id
         self.players = dict(players)
+        # Names cannot change once a game starts, so they are taken once, not on every move.
+        self.names = {side: player.name for side, player in self.players.items()}
         self.position = Position.start()
         self.moves: list[Move] = []
         self.strike_limit = strikes
@@ -65,11 +67,6 @@ class KalahaGame:
         self.move_time = move_time or None
         # Kalaha allows no pass, so the first timeout ends the game (one strike).
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
-
-    @property
-    def names(self) -> dict[str, str]:
-        """Each side's player name."""
-        return {side: player.name for side, player in self.players.items()}
 
     def side_of(self, player: IKalahaPlayer) -> str:
         for side, p in self.players.items():
@@ -87,7 +84,7 @@ class KalahaGame:
     def start(self) -> None:
         """Tell both players the game began and ask A for the first move."""
         self._log.info(
-            "kalaha game {game} started: A={a} B={b}", game=self.id, a=self.players[A].name, b=self.players[B].name
+            "kalaha game {game} started: A={a} B={b}", game=self.id, a=self.names[A], b=self.names[B]
         )
         for side, player in self.players.items():
             player.game_started(self, side)

@@ -248,7 +248,7 @@ class KalahaProtocol(TextLineProtocol):
         self._cancel_auto_join()
         self.game = game
         self.note_activity()
-        self.send_lines([wire.start(game.id, side, game.players[other(side)].name)])
+        self.send_lines([wire.start(game.id, side, game.names[other(side)])])
 
     def position_changed(self, game: KalahaGame, move: Move | None) -> None:
         self.note_activity()
