@@ -44,16 +44,37 @@ class KalahaConfig:
 
 
 @attrs.frozen
+class FightConfig:
+    """Settings of the Virtual Fight service (AI port and GUI observer port)."""
+
+    listen: tuple[str, ...] = ("tcp:4500",)
+    gui_listen: tuple[str, ...] = ("tcp:4550",)
+    teams: int = 2  # teams per game, 2 to 4 (the map needs start squares for them)
+    map: str = "default"  # a shipped map name (default, four) or the path of a map file
+    turn_time: float = 5.0  # seconds per turn from READY; 0 = no limit
+    max_turns: int = 500  # the game ends when this turn has been resolved
+    strikes: int = 10  # turns in a row an AI may time out before it is disqualified; 0 = never
+    pair_delay: float = 0.5  # seconds a new AI may take to send NAME/TABLE before it is queued
+    lobby_timeout: float = 300.0  # seconds an AI may wait for a game; 0 = forever
+    max_line: int = 256  # bytes in one AI line
+    max_lines: int = 1000  # lines one AI may send in one turn; later ones are answered 100
+    gui_token: str = ""  # when set, observers must send AUTH&<token> first
+    gui_lag: int = 0  # turns observers are kept behind the game
+    gui_buffer: int = 262_144  # bytes an observer may leave unread before it is dropped
+
+
+@attrs.frozen
 class Config:
     """The whole daemon configuration."""
 
     kalaha: KalahaConfig = KalahaConfig()
+    fight: FightConfig = FightConfig()
     limits: Limits = Limits()
 
 
 FIRST_CHOICES = ("arrival", "alternate", "random")
 
-_SECTIONS: dict[str, type] = {"kalaha": KalahaConfig, "limits": Limits}
+_SECTIONS: dict[str, type] = {"kalaha": KalahaConfig, "fight": FightConfig, "limits": Limits}
 
 
 def _check(section: str, name: str, value: Any, kind: type) -> Any:
@@ -119,9 +140,21 @@ def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -
 
 def validate(config: Config) -> None:
     """Raise ConfigError for combinations no single value check catches."""
-    k, lim = config.kalaha, config.limits
+    k, f, lim = config.kalaha, config.fight, config.limits
     if k.first not in FIRST_CHOICES:
         raise ConfigError(f"kalaha.first must be one of {', '.join(FIRST_CHOICES)}, not {k.first!r}")
+    if not 2 <= f.teams <= 4:
+        raise ConfigError(f"fight.teams must be 2 to 4, not {f.teams}")
+    if f.max_turns < 1:
+        raise ConfigError("fight.max_turns must be at least 1")
+    if not 16 <= f.max_line <= 65_536:
+        raise ConfigError(f"fight.max_line must be 16 to 65536 bytes, not {f.max_line}")
+    if f.max_lines < 1:
+        raise ConfigError("fight.max_lines must be at least 1")
+    if f.gui_buffer < 4096:
+        raise ConfigError(f"fight.gui_buffer must be at least 4096 bytes, not {f.gui_buffer}")
+    if f.gui_token and not all(33 <= ord(ch) < 127 and ch != "&" for ch in f.gui_token):
+        raise ConfigError("fight.gui_token must be printable ASCII without blanks or '&'")
     if not 16 <= lim.max_line <= 1_048_576:
         raise ConfigError(f"limits.max_line must be 16 to 1048576 bytes, not {lim.max_line}")
     if lim.line_rate and lim.line_burst < 1:

@@ -122,6 +122,12 @@ class TurnScheduler:
             return None
         return max(0.0, turn.deadline - self._clock.seconds())
 
+    def live_turn(self) -> Turn | None:
+        """The open turn, or None. A turn whose deadline has passed is closed first (its
+        ``on_close`` runs now), so an action handled at or after the deadline belongs to the next
+        turn, exactly as if the timer had come first."""
+        return self._live_turn()
+
     def is_open_for(self, seat: Hashable) -> bool:
         """True when ``seat`` plays in the open turn and has not finished it."""
         turn = self._live_turn()

@@ -23,6 +23,7 @@ from twisted.python import usage
 
 from gamed import __version__, config
 from gamed.config import Config, ConfigError
+from gamed.fight.rules import FightMap, MapError, resolve_map
 
 _log = Logger()
 
@@ -38,6 +39,17 @@ _SETTINGS = {
     "kalaha-pair-delay": ("kalaha", "pair_delay"),
     "kalaha-computer": ("kalaha", "computer"),
     "kalaha-board": ("kalaha", "board"),
+    "fight-teams": ("fight", "teams"),
+    "fight-map": ("fight", "map"),
+    "fight-turn-time": ("fight", "turn_time"),
+    "fight-max-turns": ("fight", "max_turns"),
+    "fight-strikes": ("fight", "strikes"),
+    "fight-pair-delay": ("fight", "pair_delay"),
+    "fight-lobby-timeout": ("fight", "lobby_timeout"),
+    "fight-max-lines": ("fight", "max_lines"),
+    "fight-gui-token": ("fight", "gui_token"),
+    "fight-gui-lag": ("fight", "gui_lag"),
+    "fight-gui-buffer": ("fight", "gui_buffer"),
     "max-line": ("limits", "max_line"),
     "idle-timeout": ("limits", "idle_timeout"),
     "max-connections": ("limits", "max_connections"),
@@ -46,6 +58,10 @@ _SETTINGS = {
     "line-burst": ("limits", "line_burst"),
     "close-grace": ("limits", "close_grace"),
 }
+
+
+# listen option -> (config section, setting)
+_LISTEN = {"kalaha": ("kalaha", "listen"), "fight": ("fight", "listen"), "fight-gui": ("fight", "gui_listen")}
 
 
 def _default(section: str, setting: str) -> Any:
@@ -72,6 +88,17 @@ class Options(usage.Options):
         ["kalaha-pair-delay", None, None, f"Seconds a new Kalaha connection has to choose a table before it is paired [default: {_default('kalaha', 'pair_delay'):g}]"],
         ["kalaha-computer", None, None, "Allow the built-in computer player: yes or no [default: yes]"],
         ["kalaha-board", None, None, "Send board drawings unless a client switches them off: yes or no [default: yes]"],
+        ["fight-teams", None, None, f"Teams per Virtual Fight game, 2 to 4 [default: {_default('fight', 'teams')}]"],
+        ["fight-map", None, None, "Virtual Fight map: a shipped map (default, four) or a map file [default: default]"],
+        ["fight-turn-time", None, None, f"Seconds per Virtual Fight turn, 0 = no limit [default: {_default('fight', 'turn_time'):g}]"],
+        ["fight-max-turns", None, None, f"Turns after which a Virtual Fight game ends [default: {_default('fight', 'max_turns')}]"],
+        ["fight-strikes", None, None, f"Timeouts in a row that disqualify an AI, 0 = never [default: {_default('fight', 'strikes')}]"],
+        ["fight-pair-delay", None, None, f"Seconds a new AI has to send NAME/TABLE before it is queued [default: {_default('fight', 'pair_delay'):g}]"],
+        ["fight-lobby-timeout", None, None, f"Seconds an AI may wait for a game, 0 = forever [default: {_default('fight', 'lobby_timeout'):g}]"],
+        ["fight-max-lines", None, None, f"Lines an AI may send in one turn [default: {_default('fight', 'max_lines')}]"],
+        ["fight-gui-token", None, None, "Observers must send AUTH&<token> first [default: none]"],
+        ["fight-gui-lag", None, None, f"Turns observers are kept behind the game [default: {_default('fight', 'gui_lag')}]"],
+        ["fight-gui-buffer", None, None, f"Bytes an observer may leave unread before it is dropped [default: {_default('fight', 'gui_buffer')}]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
@@ -85,6 +112,7 @@ class Options(usage.Options):
         super().__init__()
         self.listen: dict[str, list[str]] = {}
         self.config: Config | None = None
+        self.fight_map: FightMap | None = None
 
     def opt_version(self) -> None:
         """Print the gamed version and exit."""
@@ -95,6 +123,14 @@ class Options(usage.Options):
         """Listen for Kalaha on this strports description; repeatable; 'none' = off [default: tcp:4600]"""
         self.listen.setdefault("kalaha", []).append(description)
 
+    def opt_fight(self, description: str) -> None:
+        """Listen for Virtual Fight AIs on this strports description; repeatable; 'none' = off [default: tcp:4500]"""
+        self.listen.setdefault("fight", []).append(description)
+
+    def opt_fight_gui(self, description: str) -> None:
+        """Listen for Virtual Fight observers (GUIs); repeatable; 'none' = off [default: tcp:4550]"""
+        self.listen.setdefault("fight-gui", []).append(description)
+
     def postOptions(self) -> None:  # noqa: N802
         try:
             base = config.load(self["config"]) if self["config"] else Config()
@@ -102,17 +138,29 @@ class Options(usage.Options):
             for option, (section, setting) in _SETTINGS.items():
                 if self[option] is not None:
                     values.setdefault(section, {})[setting] = self[option]
-            for game, descriptions in self.listen.items():
-                values.setdefault(game, {})["listen"] = [] if descriptions == ["none"] else descriptions
+            for option, descriptions in self.listen.items():
+                section, setting = _LISTEN[option]
+                values.setdefault(section, {})[setting] = [] if descriptions == ["none"] else descriptions
             cfg = config.build(values, base)
         except ConfigError as e:
             raise usage.UsageError(str(e)) from None
-        listen = {"kalaha": cfg.kalaha.listen}
-        for game, descriptions in listen.items():
+        listen = {option: getattr(getattr(cfg, section), setting) for option, (section, setting) in _LISTEN.items()}
+        for option, descriptions in listen.items():
             for description in descriptions:
-                check_description(game, description)
-        if not any(listen.values()):
+                check_description(option, description)
+        if not (listen["kalaha"] or listen["fight"]):
             raise usage.UsageError("every game is switched off: nothing to serve")
+        if cfg.fight.listen:
+            try:
+                fight_map = resolve_map(cfg.fight.map)
+            except MapError as e:
+                raise usage.UsageError(f"fight.map: {e}") from None
+            if fight_map.teams < cfg.fight.teams:
+                raise usage.UsageError(
+                    f"fight.map: {fight_map.name} has start squares for {fight_map.teams} teams, "
+                    f"but fight.teams is {cfg.fight.teams}"
+                )
+            self.fight_map = fight_map
         self.config = cfg
 
 
@@ -180,6 +228,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         from twisted.internet import reactor
     from twisted.internet import threads
 
+    from gamed.fight.service import FightService
     from gamed.kalaha.service import KalahaService
 
     cfg = options.config if options.config is not None else Config()
@@ -191,13 +240,21 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
     if cfg.kalaha.listen:
         kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think)
-        for description in cfg.kalaha.listen:
-            strports.service(listen_description(description), kalaha.port_factory(), reactor=reactor).setServiceParent(
-                kalaha
-            )
+        _listen(kalaha, cfg.kalaha.listen, kalaha.port_factory, reactor)
         kalaha.setServiceParent(root)
+    if cfg.fight.listen:
+        fight = FightService(cfg.fight, cfg.limits, reactor, options.fight_map)
+        _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
+        _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
+        fight.setServiceParent(root)
     tune_garbage_collector()
     return root
+
+
+def _listen(service: MultiService, descriptions: tuple[str, ...], factory, reactor) -> None:
+    """Add a listening port child service per description, each serving a fresh ``factory()``."""
+    for description in descriptions:
+        strports.service(listen_description(description), factory(), reactor=reactor).setServiceParent(service)
 
 
 def tune_garbage_collector() -> None:

@@ -56,7 +56,7 @@ def test_command_line_settings():
         (["--max-line", "3"], "limits.max_line must be 16 to 1048576 bytes"),
         (["--kalaha", "tcp:notaport"], "--kalaha 'tcp:notaport' is not a usable listen description"),
         (["--kalaha", "carrier-pigeon:1"], "is not a usable listen description"),
-        (["--kalaha", "none"], "every game is switched off: nothing to serve"),
+        (["--kalaha", "none", "--fight", "none"], "every game is switched off: nothing to serve"),
         (["--config", "/nonexistent/gamed.conf"], "cannot read config file /nonexistent/gamed.conf"),
         (["--frobnicate"], "frobnicate"),
     ],
@@ -94,7 +94,7 @@ def test_config_listen_may_be_a_single_string():
     "text, message",
     [
         ("[kalaha\n", "is not valid TOML"),
-        ("[chess]\nx = 1\n", "unknown section [chess]; known: kalaha, limits"),
+        ("[chess]\nx = 1\n", "unknown section [chess]; known: fight, kalaha, limits"),
         ("[kalaha]\nspeed = 1\n", "unknown setting kalaha.speed"),
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
@@ -121,10 +121,11 @@ def test_plain_tcp_descriptions_get_a_large_backlog():
 
 def test_make_service_listens_on_every_description():
     reactor = MemoryReactorClock()
-    service = tap.makeService(options("--kalaha", "tcp:4600", "--kalaha", "tcp:4601"), reactor=reactor)
+    argv = ("--kalaha", "tcp:4600", "--kalaha", "tcp:4601", "--fight", "tcp:4500", "--fight-gui", "tcp:4550:backlog=9")
+    service = tap.makeService(options(*argv), reactor=reactor)
     service.startService()
     ports = [(port, backlog) for port, factory, backlog, interface in reactor.tcpServers]
-    assert ports == [(4600, 4096), (4601, 4096)]
+    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9)]
     kalaha = service.getServiceNamed("kalaha")
     assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
     service.stopService()

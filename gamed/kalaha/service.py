@@ -10,16 +10,16 @@ import itertools
 import random
 from collections.abc import Callable, Hashable
 
-from twisted.application.service import MultiService
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from gamed.config import KalahaConfig, Limits
+from gamed.gameservice import GameService
 from gamed.kalaha import ai, wire
 from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
-from gamed.kalaha.protocol import KalahaFactory, KalahaProtocol
+from gamed.kalaha.protocol import KalahaFactory
 from gamed.kalaha.rules import A, B, Outcome, Reason, other
 from gamed.lobby import Lobby
 from gamed.textline import ConnectionLimits, WriteBatch
@@ -30,7 +30,7 @@ def run_inline(work: Callable[[], int]) -> Deferred:
     return defer.maybeDeferred(work)
 
 
-class KalahaService(MultiService):
+class KalahaService(GameService):
     """Pairs players into games and runs them; stops by aborting every game with a reason."""
 
     _log = Logger()
@@ -44,19 +44,15 @@ class KalahaService(MultiService):
         rng: random.Random | None = None,
         think: Callable[[Callable[[], int]], Deferred] = run_inline,
     ):
-        super().__init__()
+        super().__init__(limits, clock)
         self.config = config
-        self.limits = limits
-        self.clock = clock
         self.rng = rng or random.Random()
         self.think = think
         self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True))
         self.games: dict[int, KalahaGame] = {}
-        self.connections: set[KalahaProtocol] = set()
         self.finished = 0
         self._ids = itertools.count(1)
         self._tables = 0
-        self._drained: list[Deferred] = []
         self.batch = WriteBatch()
         self.factory = KalahaFactory(self)
 
@@ -65,16 +61,6 @@ class KalahaService(MultiService):
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, wire.refusal)
 
     # --- called by protocols ---------------------------------------------------------------
-
-    def connected(self, protocol: KalahaProtocol) -> None:
-        self.connections.add(protocol)
-
-    def disconnected(self, protocol: KalahaProtocol) -> None:
-        self.connections.discard(protocol)
-        if not self.connections:
-            drained, self._drained = self._drained, []
-            for d in drained:
-                d.callback(None)
 
     def play_computer(self, player: IKalahaPlayer, level: ai.Level, side: str) -> KalahaGame:
         """Start a game between ``player`` (on ``side``) and the computer at ``level``."""
@@ -112,21 +98,9 @@ class KalahaService(MultiService):
 
     # --- service ---------------------------------------------------------------------------
 
-    def stopService(self) -> Deferred:  # noqa: N802
-        """Stop listening, abort every game (both players are told why), close every connection."""
-        stopped = defer.maybeDeferred(super().stopService)
+    def abort_games(self) -> None:
+        """Shutdown: both players of every game are told ``ABORT SHUTDOWN``."""
         if self.games:
             self._log.info("aborting {n} running kalaha games for shutdown", n=len(self.games))
         for game in list(self.games.values()):
             game.abort(Reason.SHUTDOWN)
-        for protocol in list(self.connections):
-            protocol.shutdown()
-        waits = [stopped]
-        if self.connections:
-            d = Deferred()
-            self._drained.append(d)
-            # Closing connections are cut off after close_grace; do not wait much longer.
-            d.addTimeout(self.limits.close_grace + 1, self.clock)
-            d.addErrback(lambda f: None)
-            waits.append(d)
-        return defer.gatherResults(waits)

@@ -10,7 +10,7 @@ import pathlib
 import pytest
 import pytest_twisted
 
-from tests.integration.support import Daemon, gamed_args, spawn, with_timeout
+from tests.integration.support import LOOPBACK, Daemon, gamed_args, spawn, with_timeout
 
 _HERE = pathlib.Path(__file__).resolve().parent
 
@@ -26,8 +26,14 @@ async def start_daemon():
     """Factory fixture: ``await start_daemon(*args)`` starts a daemon and waits until it listens."""
     started: list[Daemon] = []
 
-    async def start(*extra: str, kalaha: str = "tcp:0:interface=127.0.0.1", timeout: float = 20) -> Daemon:
-        daemon = spawn(gamed_args(*extra, kalaha=kalaha))
+    async def start(
+        *extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_gui: str = "none", timeout: float = 20
+    ) -> Daemon:
+        ports = [kalaha, fight, fight_gui]
+        daemon = spawn(
+            gamed_args(*extra, kalaha=kalaha, fight=fight, fight_gui=fight_gui),
+            expect_ports=sum(p != "none" for p in ports),
+        )
         started.append(daemon)
         await with_timeout(daemon.listening, timeout, "the daemon to listen")
         return daemon

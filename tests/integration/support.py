@@ -17,7 +17,7 @@ from twisted.protocols.basic import LineOnlyReceiver
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TWISTD = str(pathlib.Path(sys.executable).with_name("twistd"))
 TWIST = str(pathlib.Path(sys.executable).with_name("twist"))
-_LISTENING = re.compile(rb"(\w+) \(ConnectionLimits\)(?: \(TLS\))? starting on (\d+)")
+_LISTENING = re.compile(rb"([\w-]+) \(ConnectionLimits\)(?: \(TLS\))? starting on (\d+)")
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a daemon run from this checkout (plugin found through PYTHONPATH)."""
@@ -103,8 +103,13 @@ def spawn(args, executable=TWISTD, env=None, expect_ports=1, child_fds=None) -> 
     return daemon
 
 
-def gamed_args(*extra: str, kalaha: str = "tcp:0:interface=127.0.0.1") -> list[str]:
-    return ["--nodaemon", "--pidfile=", "gamed", "--kalaha", kalaha, *extra]
+LOOPBACK = "tcp:0:interface=127.0.0.1"
+
+
+def gamed_args(*extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_gui: str = "none") -> list[str]:
+    """twistd arguments for a daemon serving the given ports only (``none`` = off)."""
+    ports = ["--kalaha", kalaha, "--fight", fight, "--fight-gui", fight_gui]
+    return ["--nodaemon", "--pidfile=", "gamed", *ports, *extra]
 
 
 async def with_timeout(d: defer.Deferred, seconds: float, what: str):

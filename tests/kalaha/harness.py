@@ -6,14 +6,13 @@ import random
 
 import attrs
 
-from twisted.internet.address import IPv4Address
-from twisted.internet.error import ConnectionDone
 from twisted.internet.task import Clock
-from twisted.internet.testing import StringTransport
-from twisted.python.failure import Failure
 
 from gamed.config import KalahaConfig, Limits
 from gamed.kalaha.service import KalahaService
+from tests.memclient import Client
+
+__all__ = ["Client", "finish_all", "greeted", "make_service", "pair"]
 
 
 def make_service(clock: Clock | None = None, seed: int = 7, **settings) -> KalahaService:
@@ -24,60 +23,6 @@ def make_service(clock: Clock | None = None, seed: int = 7, **settings) -> Kalah
     kalaha.setdefault("pair_delay", 0)
     kalaha.setdefault("board", False)
     return KalahaService(KalahaConfig(**kalaha), Limits(**limits), clock or Clock(), rng=random.Random(seed))
-
-
-class Client:
-    """One connection to the service: send lines, read the lines sent back, drop or finish it."""
-
-    _port = 40000
-
-    def __init__(self, service: KalahaService, host: str = "192.0.2.1", factory=None):
-        Client._port += 1
-        self.service = service
-        self.factory = factory or service.port_factory()
-        addr = IPv4Address("TCP", host, Client._port)
-        self.transport = StringTransport(peerAddress=addr)
-        self.protocol = self.factory.buildProtocol(addr)
-        self.protocol.makeConnection(self.transport)
-        self.lost = False
-
-    @property
-    def player(self):
-        """The KalahaProtocol behind the connection-limit wrapper."""
-        return getattr(self.protocol, "wrappedProtocol", self.protocol)
-
-    def send(self, *lines: str, eol: bytes = b"\r\n") -> None:
-        self.raw(b"".join(line.encode("latin-1") + eol for line in lines))
-
-    def raw(self, data: bytes) -> None:
-        self.protocol.dataReceived(data)
-        self.finish()
-
-    def read(self) -> list[str]:
-        """Lines received since the last read."""
-        data = self.transport.value()
-        self.transport.clear()
-        self.finish()
-        assert data == b"" or data.endswith(b"\r\n"), data
-        return data.decode("ascii").split("\r\n")[:-1] if data else []
-
-    def keywords(self) -> list[str]:
-        return [line.split()[0] for line in self.read()]
-
-    @property
-    def closing(self) -> bool:
-        return self.transport.disconnecting
-
-    def finish(self) -> None:
-        """Complete a close the server asked for, as the reactor would."""
-        if self.transport.disconnecting and not self.lost:
-            self.drop()
-
-    def drop(self) -> None:
-        """The client goes away."""
-        if not self.lost:
-            self.lost = True
-            self.protocol.connectionLost(Failure(ConnectionDone()))
 
 
 def greeted(service: KalahaService, **kwargs) -> Client:

@@ -1,0 +1,130 @@
+"""The Virtual Fight service: the AI lobby, the running games and the GUI observers of one daemon.
+
+Listening ports are added as child services by ``gamed.tap``: ``ai_port_factory`` serves the AI
+port (4500), ``gui_port_factory`` the observer port (4550), both behind the connection limits.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable
+
+import attrs
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+
+from gamed.config import FightConfig, Limits
+from gamed.fight import wire
+from gamed.fight.game import FightGame
+from gamed.fight.gui import FightGuiFactory, FightGuiProtocol
+from gamed.fight.protocol import FightFactory
+from gamed.fight.rules import FightMap, resolve_map
+from gamed.gameservice import GameService
+from gamed.lobby import Lobby
+from gamed.textline import ConnectionLimits, WriteBatch
+
+
+def _refusal(why: str) -> bytes:
+    return f"FULL&{why}\r\n".encode("ascii", "replace")
+
+
+class FightService(GameService):
+    """Groups AIs into games of ``config.teams`` teams, runs them, and shows them to observers."""
+
+    _log = Logger()
+    name = "fight"
+
+    def __init__(self, config: FightConfig, limits: Limits, clock: IReactorTime, fmap: FightMap | None = None):
+        super().__init__(limits, clock)
+        self.config = config
+        self.map = fmap if fmap is not None else resolve_map(config.map)
+        if self.map.teams < config.teams:
+            raise ValueError(f"map {self.map.name} has start squares for {self.map.teams} teams, not {config.teams}")
+        self.ai_limits = attrs.evolve(limits, max_line=config.max_line)
+        # Observers legitimately stay silent for hours; a dead one is found by TCP keep-alive.
+        self.gui_limits = attrs.evolve(limits, idle_timeout=0)
+        self.lobby = Lobby(config.teams, self._seat, alive=lambda p: getattr(p, "connected", True) and not p.closing)
+        self.games: dict[int, FightGame] = {}  # running games, oldest first
+        self.finished = 0
+        self.batch = WriteBatch()
+        self._ids = itertools.count(1)
+        self._watching: dict[FightGuiProtocol, FightGame] = {}
+        self._waiting: dict[FightGuiProtocol, None] = {}  # observers waiting for the next game, in order
+        self.ai_factory = FightFactory(self)
+        self.gui_factory = FightGuiFactory(self)
+
+    def ai_port_factory(self) -> ConnectionLimits:
+        return ConnectionLimits(self.ai_factory, self.limits.max_connections, self.limits.max_per_peer, _refusal)
+
+    def gui_port_factory(self) -> ConnectionLimits:
+        return ConnectionLimits(self.gui_factory, self.limits.max_connections, self.limits.max_per_peer, _refusal)
+
+    # --- games -----------------------------------------------------------------------------
+
+    def _seat(self, members: list[Hashable], table: str | None) -> None:
+        players = list(members)
+        for team, player in enumerate(players):
+            if player.name is None:
+                player.name = f"team{team}"
+        c = self.config
+        game = FightGame(
+            next(self._ids),
+            players,
+            self.map,
+            self.clock,
+            self.batch,
+            turn_time=c.turn_time,
+            max_turns=c.max_turns,
+            strikes=c.strikes,
+            max_lines=c.max_lines,
+            lag=c.gui_lag,
+            on_end=self._ended,
+        )
+        self.games[game.id] = game
+        waiting, self._waiting = list(self._waiting), {}
+        for observer in waiting:
+            self.watch(observer, game)
+        game.start()
+
+    def _ended(self, game: FightGame) -> None:
+        self.games.pop(game.id, None)
+        self.finished += 1
+        for observer in [o for o, g in self._watching.items() if g is game]:
+            del self._watching[observer]
+            self.follow(observer)
+
+    def abort_games(self) -> None:
+        if self.games:
+            self._log.info("aborting {n} running fight games for shutdown", n=len(self.games))
+        for game in list(self.games.values()):
+            game.abort("shutdown")
+
+    # --- observers -------------------------------------------------------------------------
+
+    def listing(self) -> list[str]:
+        """One ``GAME`` line per running game, oldest first."""
+        return [wire.listing(game.id, game.names, game.turn) for game in self.games.values()]
+
+    def follow(self, observer: FightGuiProtocol) -> None:
+        """Show ``observer`` the oldest running game, or the next one to start."""
+        if observer.closing:
+            return
+        for game in self.games.values():
+            self.watch(observer, game)
+            return
+        self._waiting[observer] = None
+
+    def watch(self, observer: FightGuiProtocol, game: FightGame) -> None:
+        """Switch ``observer`` to ``game`` (it gets the map and a snapshot at once)."""
+        self._unwatch(observer)
+        self._watching[observer] = game
+        game.channel.add(observer)
+
+    def observer_gone(self, observer: FightGuiProtocol) -> None:
+        self._unwatch(observer)
+
+    def _unwatch(self, observer: FightGuiProtocol) -> None:
+        self._waiting.pop(observer, None)
+        game = self._watching.pop(observer, None)
+        if game is not None:
+            game.channel.remove(observer)

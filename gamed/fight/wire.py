@@ -1,0 +1,138 @@
+"""The Virtual Fight text protocols as pure functions: AI commands and replies, GUI event lines.
+
+AI lines follow spec §1 (``n&Command[&Direction]``, replies ``255``/``100``/``111``/``112``/``120``);
+observer lines follow spec §9. Everything is ``&``-separated ASCII; the protocol adapters add the
+``\\r\\n``. Documented with example sessions in ``docs/protocols/virtual-fight.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from gamed.fight.rules import DIRECTIONS, Battle, Command, FightMap, Resolution, Result, Shot, Verb, Warrior
+
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
+
+# Server-initiated AI lines (spec §1.15, §7).
+OK = "OK"
+READY = "READY"
+REPORT = "200"
+
+_VERBS = {v.value: v for v in Verb} | {"SHOT": Verb.SHOOT}  # SHOT: the 0.1 spelling
+_NEEDS_DIRECTION = {Verb.MOVE}
+_NO_DIRECTION = {Verb.POS, Verb.DIR, Verb.SAW}
+
+
+def parse_command(text: str) -> Command | None:
+    """Parse ``n&Command[&Direction]`` (case-insensitive); None for anything malformed (``100``)."""
+    fields = text.split("&")
+    if len(fields) > 3:
+        return None
+    number = fields[0].strip()
+    if len(number) != 1 or number not in "01234":
+        return None
+    if len(fields) < 2:
+        return None
+    verb = _VERBS.get(fields[1].strip().upper())
+    if verb is None:
+        return None
+    direction = None
+    if len(fields) == 3:
+        direction = DIRECTIONS.get(fields[2].strip().upper())
+        if direction is None or verb in _NO_DIRECTION:
+            return None
+    elif verb in _NEEDS_DIRECTION:
+        return None
+    return Command(int(number), verb, direction)
+
+
+def parse_extension(text: str) -> tuple[str, str] | None:
+    """Parse a before-the-game extension, ``NAME&<name>`` or ``TABLE&<name>``; None otherwise."""
+    fields = text.split("&")
+    if len(fields) != 2:
+        return None
+    keyword, value = fields[0].strip().upper(), fields[1].strip()
+    if keyword not in ("NAME", "TABLE") or not NAME_RE.match(value):
+        return None
+    return keyword, value
+
+
+def report(resolution: Resolution, team: int) -> list[str]:
+    """The ``200`` block for ``team`` (without the READY or game-over line that follows it)."""
+    lines = [REPORT]
+    for number, hit in resolution.report(team):
+        lines.append(f"{number}&KILLED" if hit is None else f"{number}&HIT&{hit.value}")
+    return lines
+
+
+def game_over(result: Result) -> str:
+    return f"GAMEOVER&{result.value}"
+
+
+# --- observers (spec §9) ------------------------------------------------------------------
+
+HELLO = "HELLO&VF-OBSERVER&1"
+
+
+def parse_gui(text: str) -> tuple[str, str | None]:
+    """An observer command as (upper-case keyword, argument or None)."""
+    keyword, _, argument = text.partition("&")
+    return keyword.strip().upper(), (argument.strip() if _ else None)
+
+
+def map_lines(fmap: FightMap, names: Iterable[str]) -> list[str]:
+    """``MAP``, one ``ROW`` per row and one ``TEAM`` per team."""
+    lines = [f"MAP&{fmap.rows}&{fmap.cols}"]
+    lines += [f"ROW&{r}&{cells}" for r, cells in enumerate(fmap.cell_rows())]
+    lines += [f"TEAM&{t}&{name}" for t, name in enumerate(names)]
+    return lines
+
+
+def snapshot(battle: Battle, turn: int) -> list[str]:
+    lines = [f"SNAPSHOT&{turn}"]
+    for team in battle.warriors:
+        for w in team:
+            lines.append(f"W&{w.team}&{w.number}&{w.row}&{w.col}&{w.facing.name}&{'ALIVE' if w.alive else 'DEAD'}")
+    lines.append("ENDSNAPSHOT")
+    return lines
+
+
+def turn(number: int) -> str:
+    return f"TURN&{number}"
+
+
+def action(warrior: Warrior, verb: Verb) -> str | None:
+    """The event line for an action just applied (None for a pass, which shows nothing)."""
+    t, n = warrior.team, warrior.number
+    if verb is Verb.MOVE:
+        return f"MOVE&{t}&{n}&{warrior.row}&{warrior.col}&{warrior.facing.name}"
+    if verb is Verb.SHOOT:
+        return f"AIM&{t}&{n}&{warrior.facing.name}"
+    if verb is Verb.NONE:
+        return f"FACE&{t}&{n}&{warrior.facing.name}"
+    return None
+
+
+def end_turn(team: int, how: str) -> str:
+    """``how``: DONE, TIMEOUT or GONE."""
+    return f"ENDTURN&{team}&{how}"
+
+
+def shot(s: Shot) -> str:
+    return f"SHOT&{s.team}&{s.number}&{s.direction.name}&{s.end[0]}&{s.end[1]}&{s.hit.value}"
+
+
+def shots_and_deaths(resolution: Resolution) -> list[str]:
+    lines = [shot(s) for s in resolution.shots]
+    lines += [f"KILLED&{w.team}&{w.number}&{w.row}&{w.col}" for w in resolution.killed]
+    return lines
+
+
+def gui_game_over(winner: int | None, number: int) -> str:
+    return f"GAMEOVER&WIN&{winner}&{number}" if winner is not None else f"GAMEOVER&DRAW&{number}"
+
+
+def listing(game_id: int, names: Iterable[str], number: int) -> str:
+    return f"GAME&{game_id}&{','.join(names)}&{number}"
+
