@@ -225,9 +225,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             self._write(lines)
 
     def _write(self, lines: Iterable[str]) -> None:
-        data = "\r\n".join(lines)
-        if data:
-            self.transport.write(data.encode("ascii", "replace") + b"\r\n")
+        lines = list(lines)
+        if lines:  # an empty line is a line too (Virtual Fight's SAW that sees nothing)
+            self.transport.write(("\r\n".join(lines) + "\r\n").encode("ascii", "replace"))
 
     def close(self, reason: str, lines: Iterable[str] = (), routine: bool = False) -> None:
         """Send ``lines``, then close; log ``reason`` (at debug level when ``routine``, e.g. the
