@@ -177,11 +177,15 @@ class TurnScheduler:
         turn = self.current
         if turn is None or turn.closed:
             return None
-        if turn.deadline is not None and self._clock.seconds() >= turn.deadline:
+        now = self._clock.seconds()
+        if turn.deadline is not None and now >= turn.deadline:
             # The deadline has passed but its timer has not run yet: close now, so that the late
-            # action is treated exactly as if the timer had come first.
+            # action is treated exactly as if the timer had come first (it belongs to the next
+            # turn, when on_close opened one).
             self._expire(turn)
-            return None
+            turn = self.current
+            if turn is None or turn.closed or (turn.deadline is not None and now >= turn.deadline):
+                return None
         return turn
 
     def _turn_for(self, seat: Hashable) -> Turn:

@@ -251,3 +251,21 @@ def test_stop_cancels_the_deadline_and_refuses_new_turns():
 def test_negative_strike_limit_is_rejected():
     with pytest.raises(ValueError):
         StrikePolicy(limit=-1)
+
+
+def test_live_turn_closes_a_turn_whose_deadline_passed_before_its_timer_ran():
+    clock, rec, s = make(timeout=5)
+    rec.reopen = lambda turn: s.open([0, 1]) if turn.number == 1 else None
+    first = s.open([0, 1])
+    clock.rightNow += 5  # the deadline instant, timer not run yet
+    live = s.live_turn()
+    assert rec.closed == [first] and first.timed_out == {0, 1}
+    assert live is s.current and live.number == 2, "a line handled now belongs to the next turn"
+
+
+def test_live_turn_is_none_between_turns():
+    clock, rec, s = make(timeout=5)
+    assert s.live_turn() is None
+    s.open([0])
+    s.finish(0)
+    assert s.live_turn() is None

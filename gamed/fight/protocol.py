@@ -74,12 +74,13 @@ class FightProtocol(TextLineProtocol):
         keyword, value = extension
         if keyword == "NAME":
             self.name = value
+            self.send_lines([DONE])
         else:
+            self.send_lines([DONE])
+            # Join the named table now (the pair delay only exists to give the AI this chance).
             self.table = value
-            if self.service.lobby.is_waiting(self):
-                self.service.lobby.leave(self)
-                self._join()
-        self.send_lines([DONE])
+            self.service.lobby.leave(self)
+            self._join()
 
     def on_line_too_long(self) -> None:
         self._bad_line()
@@ -109,6 +110,8 @@ class FightProtocol(TextLineProtocol):
     # --- lobby -----------------------------------------------------------------------------
 
     def _join(self) -> None:
+        if self._join_call is not None and self._join_call.active():
+            self._join_call.cancel()
         self._join_call = None
         if self.game is None and not self.closing and not self.service.lobby.is_waiting(self):
             self.service.lobby.join(self, self.table)
