@@ -33,16 +33,26 @@ def test_socket_names_the_kalaha_port_for_the_systemd_endpoint():
     assert socket["Service"] == "gamed.service"
 
 
+@pytest.mark.parametrize("name, port", [("fight", 4500), ("fight-gui", 4550)])
+def test_fight_sockets_are_named_for_their_endpoints_and_passed_to_the_service(name, port):
+    socket = unit(f"gamed-{name}.socket")["Socket"]
+    assert socket["ListenStream"].endswith(f":{port}")
+    assert socket["FileDescriptorName"] == name
+    assert socket["Service"] == "gamed.service"
+    assert f"gamed-{name}.socket" in unit("gamed.service")["Service"]["Sockets"].split()
+
+
 def test_units_pass_systemd_analyze_verify(tmp_path):
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         pytest.skip("systemd-analyze is not installed: the unit files were not verified")
-    for name in ("gamed.service", "gamed.socket"):
+    names = ("gamed.service", "gamed.socket", "gamed-fight.socket", "gamed-fight-gui.socket")
+    for name in names:
         text = (ROOT / "systemd" / name).read_text()
         # verify insists that the ExecStart binary exists on this machine
         (tmp_path / name).write_text(text.replace("/opt/gamed/.venv/bin/twistd", shutil.which("true")))
     result = subprocess.run(
-        [analyze, "verify", str(tmp_path / "gamed.socket"), str(tmp_path / "gamed.service")],
+        [analyze, "verify", *(str(tmp_path / name) for name in reversed(names))],
         capture_output=True,
         text=True,
         timeout=60,
