@@ -1,6 +1,6 @@
 """The shared base of every text-line game protocol, with the connection policies it enforces.
 
-``TextLineProtocol`` frames ASCII lines (``\\n`` or ``\\r\\n`` in, ``\\r\\n`` out) and applies the
+``TextLineProtocol`` frames ASCII lines (``\\n``, ``\\r\\n`` or ``\\r`` in, ``\\r\\n`` out) and applies the
 per-connection budget: a maximum line length (answered once the over-long line ends, the
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
 (a flooding client is slowed down, not cut off, by no longer reading from it), output
@@ -111,6 +111,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._pending: list[str] = []
         self.MAX_LENGTH = limits.max_line
         self._buffer = b""
+        self._after_cr = False
         self._discarding = False
         self._paused: set[str] = set()
         self._reading_paused = False
@@ -185,6 +186,8 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
         # LineOnlyReceiver's own dataReceived drops every line that follows an over-long one in
         # the same chunk and cannot pause between lines, so the framing is done here.
+        if b"\r" in data or self._after_cr:
+            data = self._normalize(data)
         if self._buffer:
             data = self._buffer + data
             self._buffer = b""
@@ -255,6 +258,15 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._close_call = None
         self._log.info("{peer} did not read its last lines; connection aborted", peer=self.peer)
         self.transport.abortConnection()
+
+    def _normalize(self, data: bytes) -> bytes:
+        """Make ``\r\n``, ``\r\0`` (telnet's bare CR) and a lone ``\r`` all end a line as ``\n``.
+        A ``\r`` that ends one read ends its line at once (the client may be waiting for the
+        reply); the ``\n`` or NUL that may follow it at the start of the next read is dropped."""
+        if self._after_cr and data[:1] in (b"\n", b"\0"):
+            data = data[1:]
+        self._after_cr = data.endswith(b"\r")
+        return data.replace(b"\r\n", b"\n").replace(b"\r\0", b"\n").replace(b"\r", b"\n")
 
     def _process(self, data: bytes) -> None:
         lines = data.split(b"\n")

@@ -48,6 +48,15 @@ def test_decode_line_accepts_what_telnet_sends_at_the_end_of_a_line():
     assert decode_line(b"PING\r\r") == "PING"
 
 
+def test_a_bare_cr_at_the_end_of_a_read_ends_the_line_at_once():
+    proto, transport = connect()
+    proto.dataReceived(b"0&POS\r")
+    assert proto.events == [("line", "0&POS")], "a client ending lines with CR waits for the reply"
+    proto.dataReceived(b"\n1&POS\r")
+    proto.dataReceived(b"\x002&POS\r\n")
+    assert proto.events == [("line", "0&POS"), ("line", "1&POS"), ("line", "2&POS")]
+
+
 def test_decode_line_refuses_control_and_non_ascii_bytes():
     assert decode_line(b"caf\xc3\xa9") is None
     assert decode_line(b"bell\x07") is None
@@ -67,9 +76,13 @@ def test_strip_telnet_removes_negotiation_and_subnegotiation():
 lines = st.lists(st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=40), max_size=30)
 
 
-@given(lines=lines, cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=20), crlf=st.booleans())
-def test_framing_is_the_same_for_any_chunking(lines, cuts, crlf):
-    stream = b"".join(line.encode() + (b"\r\n" if crlf else b"\n") for line in lines)
+@given(
+    lines=lines,
+    cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=20),
+    ends=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r", b"\r\0", b"\r\r\n"]), min_size=1),
+)
+def test_framing_is_the_same_for_any_chunking_and_any_line_end(lines, cuts, ends):
+    stream = b"".join(line.encode() + ends[i % len(ends)] for i, line in enumerate(lines))
     proto, transport = connect()
     points = sorted({c % (len(stream) + 1) for c in cuts})
     start = 0
