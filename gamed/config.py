@@ -61,6 +61,7 @@ class FightConfig:
     gui_token: str = ""  # when set, observers must send AUTH&<token> first
     gui_lag: int = 0  # turns observers are kept behind the game
     gui_buffer: int = 262_144  # bytes an observer may leave unread before it is dropped
+    gui_interval: float = 0.05  # seconds observer events are gathered before they are sent; 0 = at once
 
 
 @attrs.frozen
@@ -151,6 +152,8 @@ def validate(config: Config) -> None:
         raise ConfigError(f"fight.max_line must be 16 to 65536 bytes, not {f.max_line}")
     if f.max_lines < 1:
         raise ConfigError("fight.max_lines must be at least 1")
+    if f.gui_interval > 10:
+        raise ConfigError(f"fight.gui_interval must be at most 10 seconds, not {f.gui_interval:g}")
     if f.gui_buffer < 4096:
         raise ConfigError(f"fight.gui_buffer must be at least 4096 bytes, not {f.gui_buffer}")
     if f.gui_token and not all(33 <= ord(ch) < 127 and ch != "&" for ch in f.gui_token):

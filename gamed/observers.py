@@ -1,8 +1,8 @@
 """Fan-out of one game's event lines to any number of observers, never waiting for any of them.
 
 A ``Channel`` belongs to one running game. The game publishes event lines and, after each turn's
-resolution, a snapshot; the channel renders each batch of lines to bytes once and hands the same
-bytes to every viewer. A viewer that joins late gets the game's introduction (map, teams), the last
+resolution, a snapshot; the channel renders the lines gathered over a short interval (or one event, when the
+interval is 0) to bytes once and hands the same bytes to every viewer. A viewer that joins late gets the game's introduction (map, teams), the last
 snapshot and the events since it, so it can draw the game at once. With a lag of N turns, events
 are held back until N more turns have been resolved (observers of a competition cannot help a
 player); everything is released when the game ends.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable
 
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import Interface, implementer
 
@@ -31,9 +32,18 @@ class IViewer(Interface):
 
 class Channel:
     """One game's event stream: ``publish`` events, ``snapshot`` after every resolution, ``finish``
-    at the end. Writes are gathered per ``WriteBatch`` so each viewer gets one write per event."""
+    at the end. Lines are gathered for ``interval`` seconds on ``clock`` before they are written
+    (with no interval: per ``WriteBatch``, one write per event); the end is written at once."""
 
-    def __init__(self, intro: Iterable[str], first_snapshot: Iterable[str], batch: WriteBatch, lag: int = 0):
+    def __init__(
+        self,
+        intro: Iterable[str],
+        first_snapshot: Iterable[str],
+        batch: WriteBatch,
+        lag: int = 0,
+        clock: IReactorTime | None = None,
+        interval: float = 0.0,
+    ):
         self.intro = list(intro)
         self.lag = lag
         self.viewers: set[IViewer] = set()
@@ -44,6 +54,9 @@ class Channel:
         # Lagged turns, oldest first: (events, snapshot); the snapshot is empty while the turn runs.
         self._held: collections.deque[tuple[list[str], list[str]]] = collections.deque()
         self._pending: list[str] = []
+        self._clock = clock
+        self.interval = interval if clock is not None else 0.0
+        self._call: IDelayedCall | None = None
 
     def add(self, viewer: IViewer) -> None:
         """Start showing the game to ``viewer``: introduction, last snapshot, events since."""
@@ -83,7 +96,11 @@ class Channel:
         self.finished = True
 
     def flush(self) -> None:
-        """Write the lines gathered in the current batch to every viewer."""
+        """Write the lines gathered so far to every viewer."""
+        if self._call is not None:
+            if self._call.active():
+                self._call.cancel()
+            self._call = None
         if not self._pending:
             return
         data = _encode(self._pending)
@@ -108,13 +125,17 @@ class Channel:
     def _send(self, lines: list[str]) -> None:
         if not self.viewers or not lines:
             return
-        if not self._batch.depth:
-            self._pending.extend(lines)
-            self.flush()
-            return
-        if not self._pending:
-            self._batch.dirty.append(self)
+        first = not self._pending
         self._pending.extend(lines)
+        if self.interval:
+            # Gather for a moment: a write per viewer per interval however fast the game plays,
+            # so a hundred viewers cost the game little.
+            if self._call is None:
+                self._call = self._clock.callLater(self.interval, self.flush)
+        elif not self._batch.depth:
+            self.flush()
+        elif first:
+            self._batch.dirty.append(self)
 
 
 def _encode(lines: list[str]) -> bytes:

@@ -54,6 +54,7 @@ class FightGame:
         strikes: int = 10,
         max_lines: int = 1000,
         lag: int = 0,
+        gui_interval: float = 0.0,
         on_end: Callable[[FightGame], None] = lambda game: None,
     ):
         self.id = game_id
@@ -71,7 +72,9 @@ class FightGame:
         self.started_at = clock.seconds()
         self._lines = [0] * len(self.players)
         self._on_end = on_end
-        self.channel = Channel(wire.map_lines(fmap, self.names), wire.snapshot(self.battle, 0), batch, lag)
+        self.channel = Channel(
+            wire.map_lines(fmap, self.names), wire.snapshot(self.battle, 0), batch, lag, clock, gui_interval
+        )
         self._turns = TurnScheduler(clock, self._turn_closed, turn_time or None, StrikePolicy(limit=strikes))
 
     def team_of(self, player: IFightTeam) -> int:

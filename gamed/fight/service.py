@@ -78,6 +78,7 @@ class FightService(GameService):
             strikes=c.strikes,
             max_lines=c.max_lines,
             lag=c.gui_lag,
+            gui_interval=c.gui_interval,
             on_end=self._ended,
         )
         self.games[game.id] = game

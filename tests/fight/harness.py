@@ -17,12 +17,14 @@ __all__ = ["Client", "ai", "arena", "gui", "make_service", "open_map", "place", 
 def make_service(clock: Clock | None = None, fmap: FightMap | None = None, **settings) -> FightService:
     """A FightService on a Clock; keyword arguments set FightConfig or Limits fields.
 
-    The pair delay defaults to 0 here, so a game starts as soon as enough AIs are connected.
+    The pair delay defaults to 0 here, so a game starts as soon as enough AIs are connected, and
+    so does the observers' gathering interval, so each event reaches them at once.
     """
     limit_names = {a.name for a in attrs.fields(Limits)}
     fight = {k: v for k, v in settings.items() if k not in limit_names}
     limits = {k: v for k, v in settings.items() if k in limit_names}
     fight.setdefault("pair_delay", 0)
+    fight.setdefault("gui_interval", 0)
     return FightService(FightConfig(**fight), Limits(**limits), clock or Clock(), fmap)
 
 

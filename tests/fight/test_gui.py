@@ -215,3 +215,20 @@ def test_a_paused_observer_that_resumes_gets_everything_in_order():
     g.player.resumeProducing()
     lines = g.read()
     assert lines[0] == "ENDTURN&0&DONE" and lines[-3:] == ["TURN&2", "GAME&1&team0,team1&2", "END"]
+
+
+def test_events_are_gathered_for_the_interval_and_the_end_is_sent_at_once():
+    clock = Clock()
+    service = make_service(clock, fmap=arena(), gui_interval=0.05)
+    a, b = start_game(service)
+    g = gui(service)
+    g.read()
+    play_turn(a, b)
+    play_turn(a, b)
+    assert g.read() == [], "nothing is written before the interval is over"
+    clock.advance(0.05)
+    lines = g.read()
+    assert lines.count("ENDSNAPSHOT") == 2 and lines[-1] == "TURN&3", "two turns in one write"
+    b.drop()
+    a.send(*PASS_ALL)
+    assert g.read()[-1] == "GAMEOVER&WIN&0&3"
