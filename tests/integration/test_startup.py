@@ -38,6 +38,16 @@ async def test_bad_option_stops_start_up_with_a_clear_message():
     assert "Traceback" not in out
 
 
+@pytest_twisted.ensureDeferred
+async def test_an_invalid_fight_map_stops_start_up_with_the_reason(tmp_path):
+    path = tmp_path / "walled-in.map"
+    path.write_text("00000.\n######\n.11111\n")
+    code, out = await run(["--nodaemon", "--pidfile=", "gamed", "--fight-map", str(path)])
+    assert code == 1
+    assert f"fight.map: {path}: every floor square must be reachable; 6 are cut off, the first at 2,0" in out
+    assert "Traceback" not in out
+
+
 def busy_port() -> socket.socket:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
