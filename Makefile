@@ -53,6 +53,7 @@ integration: $(VENV)/.package
 
 bench: $(VENV)/.package
 	$(BIN)/python bench/kalaha_load.py
+	$(BIN)/python bench/fight_load.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
