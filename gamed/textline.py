@@ -121,6 +121,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._rate_call = None
         self._close_call = None
         self.closing = False
+        self.handling = False  # True while one of this client's lines is being handled
         self.peer = "?"
 
     # --- hooks for subclasses -------------------------------------------------------------
@@ -308,6 +309,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._dispatch(self.on_line, text)
 
     def _dispatch(self, hook: Callable, *args) -> None:
+        self.handling = True
         try:
             with self.batch:
                 hook(*args)
@@ -318,6 +320,8 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             except Exception:
                 self._log.failure("error reporting an internal error to {peer}", peer=self.peer)
                 self.transport.abortConnection()
+        finally:
+            self.handling = False
 
     def _stash(self, data: bytes) -> None:
         if len(data) > _MAX_STASH:

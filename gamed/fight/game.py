@@ -16,7 +16,7 @@ from twisted.logger import Logger
 from zope.interface import Attribute, Interface
 
 from gamed.fight import wire
-from gamed.fight.rules import DONE, INVALID, Battle, FightMap, Result, judge
+from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Result, judge
 from gamed.observers import Channel
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import WriteBatch
@@ -110,7 +110,9 @@ class FightGame:
             return
         code, reply = self.battle.execute(team, command)
         player.send_lines([reply])
-        if code == DONE and command.is_action:
+        if code != DONE or command.verb in QUERIES:
+            return  # only an accepted action or pass can finish the team's turn
+        if command.is_action:
             self.channel.publish([wire.action(self.battle.warriors[team][command.warrior], command.verb)])
         if self._turns.is_open_for(team) and self.battle.finished(team):
             self.channel.publish([wire.end_turn(team, "DONE")])

@@ -136,7 +136,8 @@ class FightProtocol(TextLineProtocol):
         self.note_activity()
 
     def send_lines(self, lines: list[str]) -> None:
-        self.resetTimeout()  # game events count as activity: a waiting AI is not idle
+        if not self.handling:
+            self.resetTimeout()  # game events count as activity: a waiting AI is not idle
         super().send_lines(lines)
 
     def game_ended(self, game: FightGame, result: Result) -> None:

@@ -98,6 +98,31 @@ class FightMap:
         """How many teams the map has start squares for."""
         return len(self.starts)
 
+    # Squares in view from each (row, col, facing), computed once: only walls hide squares, and
+    # walls never move. Not part of the map's value.
+    _views: dict = attrs.field(init=False, factory=dict, eq=False, repr=False)
+
+    def view(self, row: int, col: int, facing: Dir) -> tuple[tuple[Square, bool], ...]:
+        """The in-grid squares a warrior at (row, col) facing ``facing`` can see past the walls,
+        in reply order (spec §6), each with whether it is a wall."""
+        key = (row, col, facing)
+        found = self._views.get(key)
+        if found is None:
+            found = self._views[key] = self._compute_view(row, col, facing)
+        return found
+
+    def _compute_view(self, r0: int, c0: int, facing: Dir) -> tuple[tuple[Square, bool], ...]:
+        walls = self.walls
+        out = []
+        for (dr, dc), between in _WEDGES[facing]:
+            square = (r0 + dr, c0 + dc)
+            if not self.inside(square):
+                continue
+            if any((r0 + br, c0 + bc) in walls for br, bc in between):
+                continue
+            out.append((square, square in walls))
+        return tuple(out)
+
     def inside(self, square: Square) -> bool:
         r, c = square
         return 0 <= r < self.rows and 0 <= c < self.cols
@@ -396,27 +421,17 @@ class Battle:
 
     def sight(self, warrior: Warrior) -> list[tuple[Square, str]]:
         """What ``warrior`` sees (spec §6): non-empty visible squares with their letter, in order."""
-        walls, bodies, occupied = self.map.walls, self.bodies, self.occupied
-        rows, cols = self.map.rows, self.map.cols
-        r0, c0 = warrior.row, warrior.col
+        bodies, occupied = self.bodies, self.occupied
         seen = []
-        for (dr, dc), between in _WEDGES[warrior.facing]:
-            r, c = r0 + dr, c0 + dc
-            if not (0 <= r < rows and 0 <= c < cols):
-                continue
-            square = (r, c)
-            if square in walls:
-                letter = "#"
+        for square, is_wall in self.map.view(warrior.row, warrior.col, warrior.facing):
+            if is_wall:
+                seen.append((square, "#"))
             elif square in bodies:
-                letter = "x"
+                seen.append((square, "x"))
             else:
                 other = occupied.get(square)
-                if other is None:
-                    continue
-                letter = "O" if other.team == warrior.team else "E"
-            if any((r0 + br, c0 + bc) in walls for br, bc in between):
-                continue
-            seen.append((square, letter))
+                if other is not None:
+                    seen.append((square, "O" if other.team == warrior.team else "E"))
         return seen
 
     # --- commands ------------------------------------------------------------------------

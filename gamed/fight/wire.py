@@ -24,8 +24,25 @@ _NEEDS_DIRECTION = {Verb.MOVE}
 _NO_DIRECTION = {Verb.POS, Verb.DIR, Verb.SAW}
 
 
+_PARSED: dict[str, Command | None] = {}
+_PARSED_MAX = 4096
+
+
 def parse_command(text: str) -> Command | None:
     """Parse ``n&Command[&Direction]`` (case-insensitive); None for anything malformed (``100``)."""
+    # AIs send the same few hundred lines over and over: remember them (a bounded cache).
+    try:
+        return _PARSED[text]
+    except KeyError:
+        pass
+    command = _parse_command(text)
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[text] = command
+    return command
+
+
+def _parse_command(text: str) -> Command | None:
     fields = text.split("&")
     if len(fields) > 3:
         return None
