@@ -65,17 +65,52 @@ class FightConfig:
 
 
 @attrs.frozen
+class AiProgram:
+    """A Stratego AI program registered with the daemon ([stratego.ai.<name>])."""
+
+    name: str
+    command: str  # a path, optionally followed by arguments (POSIX shell quoting, no expansion)
+    opponent: str = ""  # what the other side is told (the OPPONENT of the setup query); "" = command
+    workdir: str = "fresh"  # "fresh": an empty directory per game, removed after; "persistent": one per AI
+
+    @property
+    def shown(self) -> str:
+        return self.opponent or self.command
+
+
+@attrs.frozen
+class StrategoConfig:
+    """Stratego matches run by the daemon: registered AI programs and tournament settings.
+
+    Match defaults are the 2012 tournament's (-m 1000 -T 2, pausing on, -i off)."""
+
+    ai: tuple[AiProgram, ...] = ()
+    rounds: int = 0  # tournament rounds to play at start-up; 0 = none
+    games: int = 2  # games per pair of AIs in a round (each plays both colours games/2 times)
+    concurrency: int = 2  # games at once
+    max_turns: int = 1000
+    timeout: float = 2.0  # seconds per reply; 0 = none
+    pause: bool = True
+    allow_illegal: bool = False
+    quit_grace: float = 1.0
+    state_dir: str = "stratego"  # logs and results (relative to the working directory)
+
+
+@attrs.frozen
 class Config:
     """The whole daemon configuration."""
 
     kalaha: KalahaConfig = KalahaConfig()
     fight: FightConfig = FightConfig()
+    stratego: StrategoConfig = StrategoConfig()
     limits: Limits = Limits()
 
 
 FIRST_CHOICES = ("arrival", "alternate", "random")
 
-_SECTIONS: dict[str, type] = {"kalaha": KalahaConfig, "fight": FightConfig, "limits": Limits}
+_SECTIONS: dict[str, type] = {"kalaha": KalahaConfig, "fight": FightConfig, "stratego": StrategoConfig, "limits": Limits}
+AI_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+WORKDIRS = ("fresh", "persistent")
 
 
 def _check(section: str, name: str, value: Any, kind: type) -> Any:
@@ -112,6 +147,32 @@ def _check(section: str, name: str, value: Any, kind: type) -> Any:
     raise AssertionError(kind)
 
 
+def _check_ais(value: Any) -> tuple[AiProgram, ...]:
+    """[stratego.ai.<name>] tables (or name = "command" shorthands) -> AiProgram entries."""
+    if not isinstance(value, Mapping):
+        raise ConfigError("stratego.ai must be a table of AI programs: [stratego.ai.<name>] command = ...")
+    out = []
+    known = {f.name for f in attrs.fields(AiProgram)} - {"name"}
+    for name, entry in value.items():
+        where = f"stratego.ai.{name}"
+        if not name or not set(name) <= AI_NAME_CHARS or len(name) > 32:
+            raise ConfigError(f"{where}: an AI name is 1-32 letters, digits, _ . -")
+        if isinstance(entry, str):
+            entry = {"command": entry}
+        if not isinstance(entry, Mapping) or "command" not in entry:
+            raise ConfigError(f"{where} needs a command")
+        for key in entry:
+            if key not in known:
+                raise ConfigError(f"unknown setting {where}.{key}; known: {', '.join(sorted(known))}")
+        fields = {key: _check(where, key, v, str) for key, v in entry.items()}
+        if not fields["command"].strip():
+            raise ConfigError(f"{where}.command must not be empty")
+        if fields.get("workdir", "fresh") not in WORKDIRS:
+            raise ConfigError(f"{where}.workdir must be fresh or persistent, not {fields['workdir']!r}")
+        out.append(AiProgram(name=name, **fields))
+    return tuple(out)
+
+
 def _kind(cls: type, name: str) -> type:
     default = getattr(cls(), name)
     return bool if isinstance(default, bool) else type(default)
@@ -132,7 +193,10 @@ def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -
         for name, value in settings.items():
             if name not in known:
                 raise ConfigError(f"unknown setting {section}.{name}; known: {', '.join(sorted(known))}")
-            changes[name] = _check(section, name, value, _kind(cls, name))
+            if cls is StrategoConfig and name == "ai":
+                changes[name] = _check_ais(value)
+            else:
+                changes[name] = _check(section, name, value, _kind(cls, name))
         sections[section] = attrs.evolve(getattr(base, section), **changes)
     config = attrs.evolve(base, **sections)
     validate(config)
@@ -152,6 +216,13 @@ def validate(config: Config) -> None:
         raise ConfigError(f"fight.max_line must be 16 to 65536 bytes, not {f.max_line}")
     if f.max_lines < 1:
         raise ConfigError("fight.max_lines must be at least 1")
+    st = config.stratego
+    if st.rounds and len(st.ai) < 2:
+        raise ConfigError("stratego.rounds needs at least two AI programs in [stratego.ai.<name>]")
+    if st.games < 2 or st.games % 2:
+        raise ConfigError(f"stratego.games must be an even number >= 2 (both colours equally often), not {st.games}")
+    if st.concurrency < 1:
+        raise ConfigError("stratego.concurrency must be at least 1")
     if f.gui_interval > 10:
         raise ConfigError(f"fight.gui_interval must be at most 10 seconds, not {f.gui_interval:g}")
     if f.gui_buffer < 4096:

@@ -150,7 +150,7 @@ class Options(usage.Options):
         for option, descriptions in listen.items():
             for description in descriptions:
                 check_description(option, description)
-        if not (listen["kalaha"] or listen["fight"]):
+        if not (listen["kalaha"] or listen["fight"] or cfg.stratego.ai):
             raise usage.UsageError("every game is switched off: nothing to serve")
         if cfg.fight.listen:
             try:
@@ -249,6 +249,10 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
         _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
         fight.setServiceParent(root)
+    if cfg.stratego.ai:
+        from gamed.stratego.service import StrategoService
+
+        StrategoService(cfg.stratego, cfg.limits, reactor).setServiceParent(root)
     tune_garbage_collector()
     return root
 

@@ -1,0 +1,208 @@
+"""Stratego matches as a service: registered AI programs play round-robin tournaments.
+
+Each tournament gets a directory under the state directory: ``logs/`` holds every game's §8 log
+(replayable with ``gamed-stratego -f``) and each AI's captured stderr, ``results.jsonl`` one JSON
+object per finished game (appended and flushed as each game ends, so nothing recorded is lost).
+``gamed-tournament standings DIR`` prints the table. Games run concurrently up to a limit; a
+crashing, hanging or flooding AI affects only its own game (the referee's process seats).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import pathlib
+import shutil
+import tempfile
+from collections.abc import Callable
+
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
+from twisted.logger import Logger
+
+from gamed.config import AiProgram, Limits, StrategoConfig
+from gamed.gameservice import GameService
+from gamed.stratego import tournament
+from gamed.stratego.referee import MatchOptions, MatchResult, StrategoReferee
+
+RESULTS = "results.jsonl"
+
+
+def match_options(config: StrategoConfig) -> MatchOptions:
+    """The referee options of the daemon's matches."""
+    return MatchOptions(
+        max_turns=config.max_turns,
+        timeout=config.timeout or None,
+        allow_illegal=config.allow_illegal,
+        pause=config.pause,
+        quit_grace=config.quit_grace,
+    )
+
+
+def read_results(directory: pathlib.Path) -> list[dict]:
+    """The recorded games of a tournament directory (lines cut off by a crash are skipped)."""
+    path = pathlib.Path(directory) / RESULTS
+    out = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def table(directory: pathlib.Path) -> list[str]:
+    """The standings of a tournament directory as text lines."""
+    games = [r for r in read_results(directory) if not r.get("aborted")]
+    return tournament.render(tournament.standings((g["red"], g["blue"], g["result"]) for g in games))
+
+
+class StrategoService(GameService):
+    """Runs tournaments between the AI programs of ``config.ai``."""
+
+    _log = Logger()
+    name = "stratego"
+
+    def __init__(
+        self,
+        config: StrategoConfig,
+        limits: Limits,
+        reactor,
+        state_dir: pathlib.Path | None = None,
+        seat_factory: Callable | None = None,
+    ):
+        super().__init__(limits, reactor)
+        self.config = config
+        self.reactor = reactor
+        self.state_dir = pathlib.Path(state_dir if state_dir is not None else config.state_dir)
+        self.ais = {ai.name: ai for ai in config.ai}
+        self._seat_factory = seat_factory
+        self._running: set[StrategoReferee] = set()
+        self._stopping = False
+        self.tournaments: list[Deferred] = []
+
+    def startService(self) -> None:  # noqa: N802
+        super().startService()
+        if self.config.rounds:
+            d = self.run_tournament(self.config.rounds)
+            d.addErrback(lambda f: self._log.failure("tournament failed", f))
+
+    def abort_games(self) -> None:
+        """Shutdown: no new game starts; running games end at once (their AIs are killed) and are
+        recorded as aborted, outside the standings."""
+        self._stopping = True
+        if self._running:
+            self._log.info("aborting {n} running stratego games for shutdown", n=len(self._running))
+        for referee in list(self._running):
+            referee.aborted = True
+            for seat in referee.seats:
+                seat.quit(None)
+
+    def stopService(self) -> Deferred:  # noqa: N802
+        stopped = super().stopService()
+        waits = [stopped] + [d for d in self.tournaments if not d.called]
+        return defer.gatherResults(waits, consumeErrors=True).addErrback(lambda f: None)
+
+    # --- tournaments -----------------------------------------------------------------------
+
+    def run_tournament(self, rounds: int = 1, names: list[str] | None = None) -> Deferred:
+        """Play ``rounds`` round-robin rounds between ``names`` (default: every registered AI).
+        Fires with the tournament directory once every game is recorded."""
+        names = list(self.ais) if names is None else names
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        directory = self.state_dir / f"tournament-{stamp}"
+        n = 1
+        while directory.exists():
+            n += 1
+            directory = self.state_dir / f"tournament-{stamp}-{n}"
+        (directory / "logs").mkdir(parents=True)
+        d = defer.ensureDeferred(self._tournament(directory, names, rounds))
+        self.tournaments.append(d)
+        return d
+
+    async def _tournament(self, directory: pathlib.Path, names: list[str], rounds: int) -> pathlib.Path:
+        self._log.info(
+            "stratego tournament {dir}: {n} programs, {rounds} round(s)", dir=str(directory), n=len(names), rounds=rounds
+        )
+        limit = defer.DeferredSemaphore(self.config.concurrency)
+        game = 0
+        for round_no in range(1, rounds + 1):
+            games = []
+            for red, blue in tournament.pairings(names, self.config.games):
+                game += 1
+                games.append(limit.run(self._game_in_tournament, directory, round_no, game, red, blue))
+            await defer.gatherResults(games, consumeErrors=True)
+            if self._stopping:
+                break
+        self._log.info("stratego tournament {dir} finished: {n} games", dir=str(directory), n=game)
+        for line in table(directory):
+            self._log.info("{line}", line=line)
+        return directory
+
+    def _game_in_tournament(self, directory, round_no, game, red, blue) -> Deferred:
+        if self._stopping:
+            return defer.succeed(None)
+        return defer.ensureDeferred(self.play(directory, round_no, game, self.ais[red], self.ais[blue]))
+
+    async def play(
+        self, directory: pathlib.Path, round_no: int, game: int, red: AiProgram, blue: AiProgram
+    ) -> MatchResult:
+        """Play one game and record it."""
+        started = datetime.datetime.now(datetime.timezone.utc)
+        base = f"{game:04d}-{red.name}.vs.{blue.name}"
+        workdirs = [self._workdir(directory, ai, base, side) for side, ai in (("red", red), ("blue", blue))]
+        seats = [self._seat(ai, workdir) for ai, workdir in zip((red, blue), workdirs)]
+        referee = StrategoReferee(seats[0], seats[1], match_options(self.config), self.reactor)
+        self._running.add(referee)
+        try:
+            result = await referee.run()
+        finally:
+            self._running.discard(referee)
+        logs = directory / "logs"
+        (logs / f"{base}.log").write_bytes("".join(line + "\n" for line in result.log).encode("latin-1", "replace"))
+        record = {
+            "game": game,
+            "round": round_no,
+            "red": red.name,
+            "blue": blue.name,
+            "red_command": red.command,
+            "blue_command": blue.command,
+            "started": started.isoformat(),
+            "ended": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "result": result.line,
+            "reason": result.reason,
+            "log": f"logs/{base}.log",
+            "aborted": referee.aborted,
+        }
+        for side, seat in zip(("red", "blue"), seats):
+            record[f"{side}_exit"] = getattr(seat, "exit_code", None)
+            record[f"{side}_signal"] = getattr(seat, "exit_signal", None)
+            text = getattr(seat, "stderr_text", b"") or b""
+            if text:
+                (logs / f"{base}.{side}.stderr").write_bytes(text)
+        with open(directory / RESULTS, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+        for ai, workdir in zip((red, blue), workdirs):
+            if ai.workdir == "fresh":
+                shutil.rmtree(workdir, ignore_errors=True)
+        self._log.info("stratego game {game} ({red} vs {blue}): {result}", game=game, red=red.name, blue=blue.name, result=result.line)
+        return result
+
+    def _workdir(self, directory: pathlib.Path, ai: AiProgram, base: str, side: str) -> pathlib.Path:
+        if ai.workdir == "persistent":
+            path = self.state_dir / "ai" / ai.name
+            path.mkdir(parents=True, exist_ok=True)
+            return path
+        return pathlib.Path(tempfile.mkdtemp(prefix=f"{base}.{side}.", dir=directory))
+
+    def _seat(self, ai: AiProgram, workdir: pathlib.Path):
+        if self._seat_factory is not None:
+            seat = self._seat_factory(ai, workdir)
+        else:
+            from gamed.stratego.process import ProgramSeat
+
+            seat = ProgramSeat(ai.command, match_options(self.config), self.reactor, stderr="capture", cwd=str(workdir))
+        seat.argument = ai.shown  # what the other side is told in its setup query
+        return seat
