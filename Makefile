@@ -14,8 +14,12 @@ ifeq ($(LOG_FORMAT),json)
 LOGGER := --logger=gamed.logs.json_observer
 endif
 
-.PHONY: all run test unit integration bench check-python clean distclean
-all: $(VENV)/.installed
+.PHONY: all run test unit integration bench examples check-python clean distclean
+all: $(VENV)/.installed examples
+
+# The example AIs written in C (the Stratego one is used by the benchmark).
+examples:
+	$(MAKE) --no-print-directory -C examples/stratego
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gamed needs Python >= 3.11 (set PYTHON=...)")'
@@ -51,13 +55,14 @@ unit: $(VENV)/.package
 integration: $(VENV)/.package
 	$(BIN)/python -m pytest -m integration $(PYTEST_ARGS)
 
-bench: $(VENV)/.package
+bench: $(VENV)/.package examples
 	$(BIN)/python bench/kalaha_load.py
 	$(BIN)/python bench/fight_load.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
 	find . -name __pycache__ -prune -exec rm -rf {} +
+	$(MAKE) --no-print-directory -C examples/stratego clean
 
 distclean: clean
 	rm -rf $(VENV)

@@ -208,6 +208,9 @@ class ISeat(Interface):
         """``QUIT <result line>`` (nothing when None: the operator quit), then end the player;
         fires once it is gone."""
 
+    def kill() -> Deferred:
+        """End the player now (shutdown, Ctrl-C): no grace period; fires once it is gone."""
+
 
 # --- the match -------------------------------------------------------------------------------
 

@@ -62,6 +62,9 @@ class ReplaySeat:
     def quit(self, result_line: str | None) -> Deferred:
         return defer.succeed(None)
 
+    def kill(self) -> Deferred:
+        return defer.succeed(None)
+
 
 def replay_seats(log: ParsedLog) -> tuple[ReplaySeat, ReplaySeat]:
     """RED and BLUE seats replaying ``log``."""

@@ -97,7 +97,7 @@ class StrategoService(GameService):
         for referee in list(self._running):
             referee.aborted = True
             for seat in referee.seats:
-                seat.quit(None)
+                seat.kill()
 
     def stopService(self) -> Deferred:  # noqa: N802
         stopped = super().stopService()

@@ -60,6 +60,10 @@ class ScriptedSeat:
         self.read.append(f"QUIT {result_line}")
         return defer.succeed(None)
 
+    def kill(self):
+        self.read.append("KILLED")
+        return defer.succeed(None)
+
 
 def play(red: ScriptedSeat, blue: ScriptedSeat, **options):
     """Run a match to its end (synchronously: scripted seats answer at once)."""

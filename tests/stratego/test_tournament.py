@@ -122,7 +122,7 @@ def test_shutdown_aborts_running_games_and_starts_no_more(tmp_path):
     def make(ai, workdir):
         seat = ScriptedSeat(ai.command, RED_DEFAULT if ai.name == "quitter" else BLUE_DEFAULT)
         seat.move = lambda view, acceptable: hanging  # never answers until killed
-        seat.quit = lambda line, seat=seat: (hanging.called or hanging.callback(None)) or defer.succeed(None)
+        seat.kill = lambda: (hanging.called or hanging.callback(None)) or defer.succeed(None)
         return seat
 
     config = StrategoConfig(ai=(AiProgram("quitter", "./q"), AiProgram("mover", "./m")), concurrency=1)

@@ -1,0 +1,603 @@
+"""AI programs as seats: a subprocess speaking the UCC protocol (ucc-stratego §5) on stdin/stdout.
+
+``ProgramSeat`` starts the program (§2.5) through ``reactor.spawnProcess`` as the leader of its own
+process group, frames its replies on ``\\n`` (bytes as latin-1, ``\\r`` and tabs kept), times
+whole lines (§5.7), keeps early lines for the next ask, bounds every buffer (§5.1, §11 rows 1 and
+16), pauses the group while the other side thinks (§5.9) and ends it with ``QUIT``, a grace period,
+SIGKILL to the whole group and reaping (§5.6, §11 row 2).
+
+Process groups: ``spawnProcess`` has no pre-exec hook, so the program is started through a helper
+that makes it a group leader and then execs it with ``argv[0]`` unchanged and no PATH search.
+The cheapest one is util-linux ``setsid`` (about 1 ms): it execs its argument by name, which is
+exact when that name is the path to run (it contains a ``/`` and is not relative to another working
+directory). For a bare name, or a relative path with ``cwd``, a small Python helper does the same
+(``setsid()``, then ``execv(path, argv)``) at about 15 ms, paid once per game. Either way the AI
+leads a new session and process group, and has no controlling terminal.
+
+Orphans: once an AI's leader has exited, the children it forked belong to whoever reaps orphans.
+To reap them as §5.6 asks (and not rely on an init that may not reap at all), the first seat makes
+this process a child subreaper on Linux (``PR_SET_CHILD_SUBREAPER``); ``quit()`` then reaps every
+remaining child of the AI's process group with ``waitid(P_PGID, ...)``.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import errno
+import math
+import os
+import shlex
+import signal
+import string
+import sys
+from collections.abc import Callable
+
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
+from twisted.internet.protocol import ProcessProtocol
+from twisted.logger import Logger
+from zope.interface import implementer
+
+from gamed.stratego.referee import TIMEOUT, ISeat, MatchOptions
+
+OUTPUT_LIMIT = 1 << 20  # bytes buffered towards one AI before it counts as gone (§5.1)
+EARLY_LIMIT = 1 << 20  # budget for lines read ahead of their ask (bytes + _LINE_COST per line)
+_LINE_COST = 64
+OVERLONG = ""  # what the referee gets for a line longer than max_line: parse_reply rejects it
+_REAP_POLL = 0.002  # seconds between waitid polls for killed group members
+_REAP_LIMIT = 1.0  # after SIGKILL: how long to wait before closing our pipe ends / giving up
+_WHITESPACE = frozenset(string.whitespace)
+
+_log = Logger(namespace="gamed.stratego.process")
+
+
+def _executable_file(path: str) -> bool:
+    return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def resolve_program(argument: str) -> list[str] | None:
+    """The argv that §2.5 starts for a player argument, or None when the side is invalid.
+
+    1. The whole argument names an executable file: run it with no arguments (spaces allowed).
+    2. Else, if it contains whitespace: split it with POSIX shell quoting (no expansion); the first
+       word must be an executable file.
+    No PATH search: a bare name is relative to the current directory. ``argv[0]`` is the path as
+    given.
+    """
+    if _executable_file(argument):
+        return [argument]
+    if any(c in _WHITESPACE for c in argument):
+        try:
+            words = shlex.split(argument)
+        except ValueError:  # unbalanced quotes
+            return None
+        if words and _executable_file(words[0]):
+            return words
+    return None
+
+
+# --- starting a group leader ----------------------------------------------------------------
+
+_SETSID = next((p for p in ("/usr/bin/setsid", "/bin/setsid") if _executable_file(p)), None)
+_PYTHON = os.path.realpath(sys.executable) if sys.executable else None  # no venv start-up cost
+# Python ignores SIGPIPE and SIGXFSZ and an exec keeps that: give the AI the defaults back.
+_HELPER = (
+    "import os,sys,signal\n"
+    "signal.signal(signal.SIGPIPE,signal.SIG_DFL)\n"
+    "signal.signal(signal.SIGXFSZ,signal.SIG_DFL)\n"
+    "os.setsid()\n"
+    "try:\n"
+    " os.execv(sys.argv[1],sys.argv[2:])\n"
+    "except OSError as e:\n"
+    " sys.stderr.write('cannot execute %r: %s\\n'%(sys.argv[1],e.strerror))\n"
+    " os._exit(127)\n"
+)
+
+
+def leader_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[str]]:
+    """(executable, args) for spawnProcess that run ``argv`` as a new process group's leader,
+    with ``argv[0]`` unchanged and no PATH search (the path is resolved against our own working
+    directory even when the program runs in ``cwd``)."""
+    given = argv[0]
+    path = given if "/" in given else "./" + given
+    if cwd is not None:
+        path = os.path.abspath(path)
+    if _SETSID is not None and path == given:
+        return _SETSID, ["setsid", "--", *argv]
+    if _PYTHON is None:  # pragma: no cover - an embedded interpreter without an executable
+        raise OSError(errno.ENOEXEC, "no helper to start a process group")
+    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _HELPER, path, *argv]
+
+
+_subreaper_done = False
+
+
+def become_subreaper() -> None:
+    """Make this process the reaper of orphaned descendants (Linux; once; best effort), so the
+    children of an AI that exited can be reaped here instead of staying zombies under init."""
+    global _subreaper_done
+    if _subreaper_done or not sys.platform.startswith("linux"):
+        return
+    _subreaper_done = True
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+            _log.debug("PR_SET_CHILD_SUBREAPER failed: errno {errno}", errno=ctypes.get_errno())
+    except (OSError, AttributeError):
+        _log.debug("no prctl: orphans of AI programs are left to init")
+
+
+def minimal_environment(extra: dict | None = None) -> dict[str, str]:
+    """PATH and HOME from our environment, LANG=LC_ALL=C, then ``extra``."""
+    env = {
+        "PATH": os.environ.get("PATH") or os.defpath,
+        "HOME": os.environ.get("HOME") or "/",
+        "LANG": "C",
+        "LC_ALL": "C",
+    }
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:  # a player argument outside latin-1: send the file-system bytes
+        return text.encode("utf-8", "surrogateescape")
+
+
+# --- the seat ----------------------------------------------------------------------------------
+
+
+class _ProgramProtocol(ProcessProtocol):
+    """Forwards the process's events to its seat."""
+
+    def __init__(self, seat: ProgramSeat):
+        self.seat = seat
+
+    def childDataReceived(self, childFD, data):
+        if childFD == 1:
+            self.seat._stdout(data)
+        elif childFD == 2:
+            self.seat._stderr(data)
+
+    def childConnectionLost(self, childFD):
+        if childFD == 1:
+            self.seat._eof()
+
+    def processExited(self, reason):
+        self.seat._exited(reason.value)
+
+    def processEnded(self, reason):
+        self.seat._ended()
+
+
+@implementer(ISeat)
+class ProgramSeat:
+    """An AI program as a seat (ucc-stratego §2.5, §5).
+
+    ``stderr``: ``"inherit"`` (the AI writes to our fd 2), ``"capture"`` (kept in ``stderr_text``,
+    at most ``stderr_limit`` bytes) or ``"discard"``. ``cwd``: the AI's working directory (default
+    ours). ``env``: added to the minimal environment. After ``quit()`` has fired, ``exit_code`` and
+    ``exit_signal`` say how the program ended (both None if it never ran).
+    """
+
+    human = False
+
+    def __init__(
+        self,
+        argument: str,
+        options: MatchOptions,
+        reactor,
+        stderr: str = "inherit",
+        cwd: str | None = None,
+        env: dict | None = None,
+        stderr_limit: int = 65536,
+    ):
+        if stderr not in ("inherit", "capture", "discard"):
+            raise ValueError(f"stderr must be 'inherit', 'capture' or 'discard', not {stderr!r}")
+        self.argument = argument
+        self.name = argument.split(" ", 1)[0]
+        self.options = options
+        self.exit_code: int | None = None
+        self.exit_signal: int | None = None
+        self.stderr_text = b""
+        self._reactor = reactor
+        self._capture = stderr == "capture"
+        self._stderr_mode = stderr
+        self._stderr_limit = stderr_limit
+        self._max_line = options.max_line
+        # reading
+        self._lines: collections.deque[str] = collections.deque()
+        self._early = 0  # cost of the queued lines
+        self._partial = bytearray()
+        self._discarding = False  # inside a line longer than max_line
+        self._at_eof = False
+        self._reading_paused = False
+        self._pending: Deferred | None = None
+        self._timer = None
+        # writing and the end
+        self._gone = False  # more than OUTPUT_LIMIT buffered towards it
+        self._transport = None
+        self._pid: int | None = None
+        self._has_exited = False
+        self._has_ended = False
+        self._quitting = False
+        self._quit_waiters: list[Deferred] = []
+        self._quit_done = False
+        self._kill_timer = None
+        self._reap_deadline = 0.0
+        self._reaped = False
+        self._force_timer = None
+
+        self.argv = resolve_program(argument)
+        self.valid = self.argv is not None
+        if self.valid:
+            self._spawn(cwd, env)
+
+    def __repr__(self) -> str:
+        return f"<ProgramSeat {self.argument!r} pid={self._pid}>"
+
+    @property
+    def pid(self) -> int | None:
+        """The program's process id, also the id of its process group (None if never started)."""
+        return self._pid
+
+    # --- start ---------------------------------------------------------------------------------
+
+    def _spawn(self, cwd: str | None, env: dict | None) -> None:
+        become_subreaper()
+        devnull = None
+        try:
+            executable, args = leader_command(self.argv, cwd)
+            childFDs = {0: "w", 1: "r", 2: "r" if self._capture else 2}
+            if self._stderr_mode == "discard":
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                childFDs[2] = devnull
+            self._transport = self._reactor.spawnProcess(
+                _ProgramProtocol(self), executable, args, env=minimal_environment(env), path=cwd, childFDs=childFDs
+            )
+        except Exception as e:
+            # §2.5: an exec that fails after the checks behaves like a program that exits at once.
+            _log.error("{name}: could not start {argv!r}: {error}", name=self.name, argv=self.argv, error=e)
+            self._transport = None
+            self._at_eof = self._has_exited = self._has_ended = self._reaped = True
+            return
+        finally:
+            if devnull is not None:
+                os.close(devnull)
+        self._pid = self._transport.pid
+        writer = getattr(self._transport, "pipes", {}).get(0)
+        if writer is not None:
+            writer.bufferSize = OUTPUT_LIMIT
+            self._transport.registerProducer(_OutputLimit(self), True)
+
+    # --- ISeat -----------------------------------------------------------------------------------
+
+    def setup(self, colour: str, opponent: str) -> Deferred:
+        """``<COLOUR> <opponent> 10 10``; fires with the (up to 4) lines that arrived in time."""
+        if not self.valid:
+            return defer.succeed([])
+        self._write(f"{colour} {opponent} 10 10\n")
+        return defer.ensureDeferred(self._setup_lines())
+
+    async def _setup_lines(self) -> list[str]:
+        lines = []
+        for _ in range(4):
+            line = await self._read_line()
+            if line is None or line is TIMEOUT:
+                break
+            lines.append(line)
+        return lines
+
+    def start(self) -> None:
+        if self.valid:
+            self._write("START\n")
+
+    def move(self, view: list[str], acceptable: Callable[[str], bool]) -> Deferred:
+        """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
+        if not self.valid:
+            return defer.succeed(None)
+        self._write("\n".join(view) + "\n")
+        return self._read_line()
+
+    def tell(self, line: str) -> None:
+        if self.valid:
+            self._write(line + "\n")
+
+    def pause(self) -> None:
+        if self.valid and self.options.pause:
+            self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.valid and self.options.pause:
+            self._signal_group(signal.SIGCONT)
+
+    def quit(self, result_line: str | None) -> Deferred:
+        """Continue the group, ``QUIT <result line>``, close stdin, wait for the exit or the grace
+        period, SIGKILL the group, reap it; fires once the program has ended."""
+        return self._end(result_line, max(self.options.quit_grace, 0.0))
+
+    def kill(self) -> Deferred:
+        """SIGKILL the group now and reap it (the manager was interrupted, §11 row 17); fires once
+        the program has ended. Also cuts short the grace period of a ``quit()`` under way."""
+        return self._end(None, 0.0)
+
+    def _end(self, result_line: str | None, grace: float) -> Deferred:
+        d = Deferred()
+        if self._quit_done or not self.valid:
+            d.callback(None)
+            return d
+        self._quit_waiters.append(d)
+        if self._quitting:
+            if grace == 0.0 and self._kill_timer is not None:
+                self._kill()
+            return d
+        self._quitting = True
+        self._cancel_read()
+        self._signal_group(signal.SIGCONT)
+        if result_line is not None:
+            self._write(f"QUIT {result_line}\n")
+        if self._transport is not None:
+            self._transport.closeStdin()
+        self._lines.clear()
+        self._early = 0
+        self._resume_reading()  # drain the program's output so its pipes can close
+        if self._has_exited or grace == 0.0:
+            self._kill()
+        else:
+            self._kill_timer = self._reactor.callLater(grace, self._kill)
+        return d
+
+    # --- writing -----------------------------------------------------------------------------------
+
+    def _write(self, text: str) -> None:
+        """Best effort: a program that is gone or closed its stdin just does not get it."""
+        if self._gone or self._transport is None:
+            return
+        try:
+            self._transport.write(_encode(text))
+        except Exception as e:  # never let a dead pipe end the game (§11 row 1)
+            _log.debug("{name}: write failed: {error}", name=self.name, error=e)
+
+    def _overflow(self) -> None:
+        if self._gone or self._quitting:
+            return
+        self._gone = True
+        _log.warn(
+            "{name}: judged gone: it stopped reading its input ({limit} bytes are waiting for it)",
+            name=self.name,
+            limit=OUTPUT_LIMIT,
+        )
+        self._deliver()
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    def _read_line(self) -> Deferred:
+        """The next line: its text, None at EOF (or when gone), or TIMEOUT after the whole-line
+        timeout. Lines that arrived early are used first."""
+        assert self._pending is None, "one ask at a time"
+        d = self._pending = Deferred()
+        self._deliver()
+        timeout = self.options.timeout
+        if self._pending is d and timeout is not None and 0 < timeout < math.inf:  # §5.7: else none
+            self._timer = self._reactor.callLater(timeout, self._on_timeout)
+        return d
+
+    def _deliver(self) -> None:
+        d = self._pending
+        if d is None:
+            return
+        if self._gone:
+            reply = None
+        elif self._lines:
+            reply = self._lines.popleft()
+            self._early -= len(reply) + _LINE_COST
+            if self._reading_paused and self._early <= EARLY_LIMIT // 2:
+                self._resume_reading()
+        elif self._at_eof:
+            reply = None
+            _log.info("{name}: judged gone: end of its output (EOF) when asked for a reply", name=self.name)
+        else:
+            return
+        self._pending = None
+        self._cancel_timer()
+        d.callback(reply)
+
+    def _on_timeout(self) -> None:
+        self._timer = None
+        d, self._pending = self._pending, None
+        if d is None:
+            return
+        self._partial.clear()  # §5.7: partial bytes at the deadline are discarded
+        _log.info(
+            "{name}: no whole line within {timeout} s", name=self.name, timeout=self.options.timeout
+        )
+        d.callback(TIMEOUT)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            if self._timer.active():
+                self._timer.cancel()
+            self._timer = None
+
+    def _cancel_read(self) -> None:
+        self._cancel_timer()
+        d, self._pending = self._pending, None
+        if d is not None:  # a quit while asking (the operator quit): treat as EOF
+            d.callback(None)
+
+    def _queue(self, line: str) -> None:
+        self._lines.append(line)
+        self._early += len(line) + _LINE_COST
+        if self._early > EARLY_LIMIT and not self._reading_paused:
+            self._pause_reading()  # the program blocks on its pipe until we need its lines
+
+    def _stdout(self, data: bytes) -> None:
+        if self._quitting or self._gone:
+            return
+        limit = self._max_line
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            if self._discarding:
+                self._discarding = False  # the end of an over-long line, already answered
+            else:
+                piece = data[start:nl]
+                if len(self._partial) + len(piece) > limit:
+                    self._partial.clear()
+                    self._overlong()
+                else:
+                    if self._partial:
+                        self._partial += piece
+                        piece = bytes(self._partial)
+                        self._partial.clear()
+                    self._queue(piece.decode("latin-1"))
+            start = nl + 1
+        if start < len(data) and not self._discarding:
+            rest = data[start:]
+            if len(self._partial) + len(rest) > limit:
+                self._partial.clear()
+                self._overlong()
+                self._discarding = True
+            else:
+                self._partial += rest
+        self._deliver()
+
+    def _overlong(self) -> None:
+        _log.info("{name}: a reply line longer than {limit} bytes (unintelligible)", name=self.name, limit=self._max_line)
+        self._queue(OVERLONG)
+
+    def _eof(self) -> None:
+        if self._partial and not self._quitting:  # §5.1: pending bytes form the last line
+            self._queue(bytes(self._partial).decode("latin-1"))
+        self._partial.clear()
+        self._at_eof = True
+        self._deliver()
+
+    def _pause_reading(self) -> None:
+        reader = getattr(self._transport, "pipes", {}).get(1)
+        if reader is not None:
+            reader.stopReading()
+            self._reading_paused = True
+
+    def _resume_reading(self) -> None:
+        if not self._reading_paused:
+            return
+        self._reading_paused = False
+        reader = getattr(self._transport, "pipes", {}).get(1)
+        if reader is not None:
+            reader.startReading()
+
+    def _stderr(self, data: bytes) -> None:
+        room = self._stderr_limit - len(self.stderr_text)
+        if room > 0:
+            self.stderr_text += data[:room]
+
+    # --- signals and the end ----------------------------------------------------------------------
+
+    def _signal_group(self, signum: int) -> None:
+        if self._pid is None or self._reaped:
+            return
+        try:
+            os.killpg(self._pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is empty (or its leader has not made it yet)
+
+    def _exited(self, reason) -> None:
+        self._has_exited = True
+        self.exit_code = getattr(reason, "exitCode", None)
+        self.exit_signal = getattr(reason, "signal", None)
+        if self._quitting:
+            self._kill()
+        elif self.exit_signal is not None:
+            _log.info("{name}: ended by signal {signal}", name=self.name, signal=self.exit_signal)
+        else:
+            _log.info("{name}: exited with status {code}", name=self.name, code=self.exit_code)
+
+    def _ended(self) -> None:
+        self._has_ended = True
+        if self._force_timer is not None and self._force_timer.active():
+            self._force_timer.cancel()
+        self._at_eof = True
+        self._deliver()
+        self._maybe_done()
+
+    def _kill(self) -> None:
+        """SIGKILL the whole group (stragglers too, once the leader is gone) and reap it."""
+        if self._kill_timer is not None:
+            if self._kill_timer.active():
+                self._kill_timer.cancel()
+            self._kill_timer = None
+        if not self._has_exited:
+            _log.info("{name}: still running at the end: killed", name=self.name)
+        self._signal_group(signal.SIGKILL)
+        if self._pid is None:
+            self._reaped = True
+            self._maybe_done()
+            return
+        if not self._has_exited and self._transport is not None:
+            try:  # the leader too, in case it had not become a group leader yet
+                self._transport.signalProcess("KILL")
+            except Exception:
+                pass
+            return  # processExited calls _kill again, now with the leader reaped
+        self._reap_deadline = self._reactor.seconds() + _REAP_LIMIT
+        self._reap()
+
+    def _reap(self) -> None:
+        """Reap the killed members of the group that became our children (subreaper)."""
+        while not self._reaped:
+            try:
+                info = os.waitid(os.P_PGID, self._pid, os.WEXITED | os.WNOHANG)
+            except ChildProcessError:
+                info = None
+                self._reaped = True
+                break
+            except (AttributeError, OSError):
+                self._reaped = True
+                break
+            if info is None:  # members left that have not died yet
+                if self._reactor.seconds() >= self._reap_deadline:
+                    _log.error("{name}: process group {pgid} not reaped", name=self.name, pgid=self._pid)
+                    self._reaped = True
+                    break
+                self._reactor.callLater(_REAP_POLL, self._reap)
+                return
+        if not self._has_ended:
+            # Only pipes held open by an escaped process can keep processEnded away now.
+            self._force_timer = self._reactor.callLater(_REAP_LIMIT, self._force_end)
+        self._maybe_done()
+
+    def _force_end(self) -> None:
+        if not self._has_ended and self._transport is not None:
+            _log.warn("{name}: its pipes stay open after the kill: closing them", name=self.name)
+            self._transport.loseConnection()
+
+    def _maybe_done(self) -> None:
+        if not (self._quitting and self._has_ended and self._reaped) or self._quit_done:
+            return
+        self._quit_done = True
+        waiters, self._quit_waiters = self._quit_waiters, []
+        for d in waiters:
+            d.callback(None)
+
+
+class _OutputLimit:
+    """A streaming producer on the AI's stdin: paused when more than OUTPUT_LIMIT bytes wait."""
+
+    def __init__(self, seat: ProgramSeat):
+        self.seat = seat
+
+    def pauseProducing(self):
+        self.seat._overflow()
+
+    def resumeProducing(self):
+        pass
+
+    def stopProducing(self):
+        pass
