@@ -58,6 +58,7 @@ integration: $(VENV)/.package
 bench: $(VENV)/.package examples
 	$(BIN)/python bench/kalaha_load.py
 	$(BIN)/python bench/fight_load.py
+	$(BIN)/python bench/stratego_referee.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
