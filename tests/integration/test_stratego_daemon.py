@@ -1,0 +1,109 @@
+"""The daemon plays a Stratego tournament between registered AI programs at start-up and keeps
+every game's log and result in its state directory; stopping it mid-tournament leaves no AI
+process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor, task
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def fast_ai(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler: the C example AI cannot be built (install gcc)")
+    out = tmp_path_factory.mktemp("fast") / "fast_ai"
+    subprocess.run([cc, "-O2", "-o", str(out), str(ROOT / "examples" / "stratego" / "fast_ai.c")], check=True)
+    return str(out)
+
+
+def write_config(tmp_path, fast_ai, rounds=1, games=2, extra=""):
+    path = tmp_path / "gamed.conf"
+    path.write_text(
+        f"""
+[stratego]
+rounds = {rounds}
+games = {games}
+state_dir = "{tmp_path / 'state'}"
+{extra}
+[stratego.ai.alpha]
+command = "{fast_ai} 1"
+[stratego.ai.beta]
+command = "{fast_ai} 2"
+"""
+    )
+    return str(path)
+
+
+async def wait_for(condition, seconds, what):
+    for _ in range(int(seconds * 10)):
+        if condition():
+            return
+        await task.deferLater(reactor, 0.1, lambda: None)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
+
+
+def results(tmp_path):
+    found = list((tmp_path / "state").glob("tournament-*/results.jsonl"))
+    if not found:
+        return []
+    return [json.loads(line) for line in found[0].read_text().splitlines()]
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_daemon_plays_and_records_a_tournament(start_daemon, tmp_path, fast_ai):
+    daemon = await start_daemon("--config", write_config(tmp_path, fast_ai))
+    await wait_for(lambda: "stratego tournament" in daemon.text and "finished" in daemon.text, 30, "the tournament")
+    games = results(tmp_path)
+    assert [(g["red"], g["blue"]) for g in games] == [("alpha", "beta"), ("beta", "alpha")]
+    for g in games:
+        log = (tmp_path / "state").glob(f"tournament-*/{g['log']}")
+        assert next(log).read_text().splitlines()[-1] == g["result"]
+    assert "program" in daemon.text and "points" in daemon.text, "the standings are logged"
+    assert await daemon.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_stopping_the_daemon_mid_game_kills_the_ais_and_records_the_abort(start_daemon, tmp_path):
+    sleeper = tmp_path / "slow.sh"
+    sleeper.write_text("#!/bin/sh\nsleep 30\n")
+    sleeper.chmod(0o755)
+    config = tmp_path / "gamed.conf"
+    config.write_text(
+        f"""
+[stratego]
+rounds = 1
+timeout = 0
+state_dir = "{tmp_path / 'state'}"
+[stratego.ai.slow1]
+command = "{sleeper}"
+[stratego.ai.slow2]
+command = "{sleeper}"
+"""
+    )
+    daemon = await start_daemon("--config", str(config))
+    await wait_for(lambda: list((tmp_path / "state").glob("tournament-*")), 10, "the tournament to start")
+    await task.deferLater(reactor, 0.5, lambda: None)
+    assert await daemon.stop()
+    games = results(tmp_path)
+    assert games and all(g["aborted"] for g in games)
+    assert not [line for line in daemon.text.splitlines() if "Traceback" in line]
+    leftovers = [int(p) for p in os.listdir("/proc") if p.isdigit() and "slow.sh" in _cmdline(p)]
+    assert leftovers == []
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
