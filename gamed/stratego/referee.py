@@ -294,7 +294,8 @@ class StrategoReferee:
         self._on_log(line)
 
     def abort(self) -> None:
-        """The operator asked to quit (``-t`` prompt): the match ends without a result."""
+        """The match is to end without a result (a signal, a shutdown): no further half-move is
+        played; the seats are ended by whoever aborts (``kill``)."""
         self.aborted = True
 
     async def run(self) -> MatchResult | None:
@@ -374,6 +375,8 @@ class StrategoReferee:
             raise _End(side, Outcome.VICTORY, ATTRITION)
 
     async def _half_move(self, side: int) -> None:
+        if self.aborted:
+            raise _Quit()
         self.to_move = side
         seat, other = self.seats[side], self.seats[1 - side]
         if self.options.pause:
@@ -383,6 +386,8 @@ class StrategoReferee:
         if self._on_board is not None:
             self._on_board(self, False)
         reply = await seat.move(self.board.view(side), self._acceptable(side))
+        if self.aborted:
+            raise _Quit()
         self.half_moves += 1
         prefix = f"{self.turn} {SHORT[side]}: "
         if reply is TIMEOUT or reply is None:
@@ -473,7 +478,7 @@ class StrategoReferee:
 
 
 class _Quit(Exception):
-    """The operator typed QUIT at the -t prompt."""
+    """The match ends without a result: the operator typed QUIT at the -t prompt, or abort()."""
 
 
 # --- replays (§9) ---------------------------------------------------------------------------

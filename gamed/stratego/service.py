@@ -95,7 +95,7 @@ class StrategoService(GameService):
         if self._running:
             self._log.info("aborting {n} running stratego games for shutdown", n=len(self._running))
         for referee in list(self._running):
-            referee.aborted = True
+            referee.abort()
             for seat in referee.seats:
                 seat.kill()
 
@@ -147,8 +147,8 @@ class StrategoService(GameService):
 
     async def play(
         self, directory: pathlib.Path, round_no: int, game: int, red: AiProgram, blue: AiProgram
-    ) -> MatchResult:
-        """Play one game and record it."""
+    ) -> MatchResult | None:
+        """Play one game and record it (None: aborted by a shutdown, recorded without a result)."""
         started = datetime.datetime.now(datetime.timezone.utc)
         base = f"{game:04d}-{red.name}.vs.{blue.name}"
         workdirs = [self._workdir(directory, ai, base, side) for side, ai in (("red", red), ("blue", blue))]
@@ -160,7 +160,8 @@ class StrategoService(GameService):
         finally:
             self._running.discard(referee)
         logs = directory / "logs"
-        (logs / f"{base}.log").write_bytes("".join(line + "\n" for line in result.log).encode("latin-1", "replace"))
+        lines = referee.log if result is None else result.log  # None: aborted, no result line
+        (logs / f"{base}.log").write_bytes("".join(line + "\n" for line in lines).encode("latin-1", "replace"))
         record = {
             "game": game,
             "round": round_no,
@@ -170,8 +171,8 @@ class StrategoService(GameService):
             "blue_command": blue.command,
             "started": started.isoformat(),
             "ended": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-            "result": result.line,
-            "reason": result.reason,
+            "result": None if result is None else result.line,
+            "reason": "aborted for shutdown" if result is None else result.reason,
             "log": f"logs/{base}.log",
             "aborted": referee.aborted,
         }
@@ -187,7 +188,13 @@ class StrategoService(GameService):
         for ai, workdir in zip((red, blue), workdirs):
             if ai.workdir == "fresh":
                 shutil.rmtree(workdir, ignore_errors=True)
-        self._log.info("stratego game {game} ({red} vs {blue}): {result}", game=game, red=red.name, blue=blue.name, result=result.line)
+        self._log.info(
+            "stratego game {game} ({red} vs {blue}): {result}",
+            game=game,
+            red=red.name,
+            blue=blue.name,
+            result=record["result"] or "aborted",
+        )
         return result
 
     def _workdir(self, directory: pathlib.Path, ai: AiProgram, base: str, side: str) -> pathlib.Path:

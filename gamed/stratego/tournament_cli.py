@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for g in read_results(args.directory):
                 flag = "  (aborted)" if g.get("aborted") else ""
-                print(f"{g['game']:4d}  round {g['round']}  {g['red']} vs {g['blue']}: {g['result']}{flag}")
+                print(f"{g['game']:4d}  round {g['round']}  {g['red']} vs {g['blue']}: {g['result'] or '-'}{flag}")
         return 0
     try:
         cfg = config.load(args.config)

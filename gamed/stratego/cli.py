@@ -1,0 +1,634 @@
+"""``gamed-stratego``: the command-line referee that replaces the UCC 2012 ``stratego`` manager.
+
+A thin wrapper (ucc-stratego §12.1): parse the command line exactly as §2.3 says, build two seats
+(AI programs, people on the console, or a replayed ``-f`` log), run one ``StrategoReferee`` on the
+reactor, print the result line once and exit with the status of §7.3. It works under any name;
+the tournament runner calls it ``stratego``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable
+from importlib import resources
+
+import attrs
+from twisted.internet import defer, task
+from twisted.python.failure import Failure
+
+from gamed.stratego.console import ConsoleInput, ConsoleSeat, stream_writer
+from gamed.stratego.referee import BLUE, COLOURS, RED, MatchOptions, Outcome, StrategoReferee, parse_log
+from gamed.stratego.rules import TOKENS
+
+DEFAULT_PROG = "gamed-stratego"
+HUMANS = ("@human", "human")
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_INFINITY = re.compile(r"[+-]?inf(?:inity)?\Z", re.IGNORECASE)
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+
+_MISSING = {
+    "t": "stall time value after -t switch!",
+    "T": "timeout value after -T switch!",
+    "m": "max_turns value after -m switch!",
+    "o": 'filename or "stdout" after -o switch!',
+    "f": "filename after -f switch!",
+}
+
+
+class ArgumentError(Exception):
+    """A command-line error (§2.4): its message goes to stderr and the exit status is 1."""
+
+
+class _ShowManual(Exception):
+    """``-h`` / ``--help`` was reached."""
+
+
+@attrs.define
+class Arguments:
+    """The parsed command line."""
+
+    players: list[str] = attrs.Factory(list)
+    graphics: bool = False  # -g
+    print_board: bool = False  # -p (toggles)
+    allow_illegal: bool = False  # -i
+    hidden: set[int] = attrs.Factory(set)  # -r hides RED, -b hides BLUE
+    log_file: str | None = None  # -o
+    input_file: str | None = None  # -f
+    stall: float = 0.0  # -t; math.inf: wait for the operator
+    timeout: float | None = 2.0  # -T; None: no timeout
+    max_turns: int | None = 5000  # -m; None: no limit
+    pause: bool = True  # --pause / --no-pause
+    quit_grace: float = 1.0  # --quit-grace
+    max_line: int = 65536  # --max-line
+
+    def match_options(self) -> MatchOptions:
+        return MatchOptions(
+            max_turns=self.max_turns,
+            timeout=self.timeout,
+            allow_illegal=self.allow_illegal,
+            pause=self.pause,
+            quit_grace=self.quit_grace,
+            stall=self.stall,
+            max_line=self.max_line,
+        )
+
+
+def _error(text: str) -> ArgumentError:
+    return ArgumentError(f"ARGUMENT_ERROR - {text}")
+
+
+def _invalid(value: str, switch: str) -> ArgumentError:
+    return _error(f'Invalid value "{value}" for {switch} switch!')
+
+
+def _seconds(value: str, switch: str) -> float:
+    """A decimal number or ``inf``/``infinity`` (any case); NaN and junk are errors (§2.3 rule 6)."""
+    if _NUMBER.match(value) or _INFINITY.match(value):
+        return float(value)
+    raise _invalid(value, switch)
+
+
+def _turns(value: str) -> int | None:
+    if _INFINITY.match(value):
+        return None  # inf, and -inf (negative): no limit
+    if _INTEGER.match(value):
+        turns = int(value)
+        return None if turns < 0 else turns
+    raise _invalid(value, "-m")
+
+
+def parse_arguments(argv: list[str]) -> Arguments:
+    """Read ``argv`` left to right as §2.3 says; raises ArgumentError, or _ShowManual for -h."""
+    args = Arguments()
+    seen_o = seen_f = False
+    i = 0
+    only_players = False
+
+    def next_value(missing: str) -> str:
+        nonlocal i
+        if i >= len(argv):
+            raise _error(f"Expected {missing}")
+        value = argv[i]
+        i += 1
+        return value
+
+    def add_player(arg: str) -> None:
+        if seen_f or len(args.players) == 2:
+            raise _error(f'Unexpected argument "{arg}"...')
+        args.players.append(arg)
+
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if only_players or not arg.startswith("-"):
+            add_player(arg)
+            continue
+        if arg == "--":
+            only_players = True
+            continue
+        if arg.startswith("--"):
+            name, eq, value = arg.partition("=")
+            if name == "--help" and not eq:
+                raise _ShowManual()
+            if name in ("--pause", "--no-pause") and not eq:
+                args.pause = name == "--pause"
+            elif name == "--quit-grace":
+                value = value if eq else next_value("value after --quit-grace switch!")
+                grace = _seconds(value, name)
+                if not (0 <= grace < math.inf):
+                    raise _invalid(value, name)
+                args.quit_grace = grace
+            elif name == "--max-line":
+                value = value if eq else next_value("value after --max-line switch!")
+                if not _INTEGER.match(value) or int(value) < 1:
+                    raise _invalid(value, name)
+                args.max_line = int(value)
+            else:
+                raise _error(f'Unrecognised switch "{arg}"...')
+            continue
+        if arg == "-":
+            raise _error(f'Unrecognised switch "{arg}"...')
+        letters = arg[1:]
+        j = 0
+        while j < len(letters):
+            c = letters[j]
+            j += 1
+            if c == "h":
+                raise _ShowManual()
+            if c == "g":
+                args.graphics = True
+            elif c == "p":
+                args.print_board = not args.print_board
+            elif c == "i":
+                args.allow_illegal = True
+            elif c == "r":
+                args.hidden.add(RED)
+            elif c == "b":
+                args.hidden.add(BLUE)
+            elif c in _MISSING:
+                value = letters[j:]
+                j = len(letters)
+                if value.startswith("="):
+                    value = value[1:]
+                if not value:
+                    value = next_value(_MISSING[c])
+                if c == "t":
+                    stall = _seconds(value, "-t")
+                    args.stall = math.inf if stall < 0 or math.isinf(stall) else stall
+                elif c == "T":
+                    timeout = _seconds(value, "-T")
+                    args.timeout = None if timeout <= 0 or math.isinf(timeout) else timeout
+                elif c == "m":
+                    args.max_turns = _turns(value)
+                elif c == "o":
+                    if seen_o:
+                        raise _error("Expected at most ONE -o switch!")
+                    seen_o = True
+                    args.log_file = value
+                else:  # f
+                    if seen_f:
+                        raise _error("Expected at most ONE -f switch!")
+                    seen_f = True
+                    if args.players:
+                        raise _error(f'Unexpected argument "{args.players[0]}"...')
+                    args.input_file = value
+            elif c in "Iv":
+                raise ArgumentError(f"ERROR: -{c} switch supplied, but image output is not supported.")
+            else:
+                raise _error(f'Unrecognised switch "{arg}"...')
+    if not seen_f and len(args.players) < 2:
+        raise _error("Did not recieve enough players (did you mean to use the -f switch?)")
+    for player in args.players:
+        if player.startswith("@") and player != "@human":
+            raise _error(f'Unsupported player "{player}"')
+    return args
+
+
+def manual_text() -> str:
+    """The built-in manual (package data), printed by ``-h``."""
+    return resources.files("gamed.stratego").joinpath("manual.txt").read_text(encoding="utf-8")
+
+
+def prog_name(argv0: str | None) -> str:
+    """The name to show in messages: the invoked name (``stratego`` when installed under that
+    name), or ``gamed-stratego`` when run as ``python -m``."""
+    base = os.path.basename(argv0 or "")
+    if not base or base.endswith(".py") or base in ("-c", "-m", "__main__"):
+        return DEFAULT_PROG
+    return base
+
+
+# --- display (-p, -g; §10) ---------------------------------------------------------------------
+
+_CLEAR = "\x1b[H\x1b[2J"
+_RESET = "\x1b[0m"
+_PIECE = ("\x1b[1;31m", "\x1b[1;34m")  # RED, BLUE tokens
+_HIDDEN = ("\x1b[1;37;41m", "\x1b[1;37;44m")  # '#' on its side's colour
+_LAKE = "\x1b[30;47m"
+
+
+def board_header(referee: StrategoReferee, final: bool) -> str:
+    names = f"RED: {referee.seats[RED].name}  BLUE: {referee.seats[BLUE].name}"
+    if final:
+        return f"{referee.turn} Final State    {names}"
+    side = referee.to_move
+    return f"{referee.turn} {COLOURS[side]} to move ({referee.seats[side].name})    {names}"
+
+
+def board_cells(referee: StrategoReferee, final: bool, hidden) -> list[list[tuple[str, int | None, bool]]]:
+    """Per cell: (character, owner or None, hidden). Hidden sides show ``#`` except cells whose
+    piece combat revealed; the final picture shows everything."""
+    board = referee.board
+    layout = board.layout
+    rows = []
+    for y in range(layout.height):
+        row = []
+        for x in range(layout.width):
+            i = layout.index(x, y)
+            c = board.cells[i]
+            if c == -1:
+                row.append(("+" if not layout.open(i) else ".", None, False))
+                continue
+            owner = c >> 4
+            if not final and owner in hidden and i not in referee.revealed:
+                row.append(("#", owner, True))
+            else:
+                row.append((TOKENS[c & 0x0F], owner, False))
+        rows.append(row)
+    return rows
+
+
+def render_board(referee: StrategoReferee, final: bool, hidden=frozenset()) -> str:
+    """The ``-p`` picture: clear the screen, a header, the board with coordinates in ANSI colours."""
+    lines = [_CLEAR + board_header(referee, final), "   " + "".join(str(x) for x in range(10))]
+    for y, row in enumerate(board_cells(referee, final, hidden)):
+        text = []
+        for char, owner, is_hidden in row:
+            if owner is None:
+                text.append(_LAKE + char + _RESET if char == "+" else char)
+            elif is_hidden:
+                text.append(_HIDDEN[owner] + char + _RESET)
+            else:
+                text.append(_PIECE[owner] + char + _RESET)
+        lines.append(f"{y:2d} " + "".join(text))
+    return "\n".join(lines) + "\n"
+
+
+class TextDisplay:
+    """Draws ``render_board`` through ``write`` (stdout for -p, stderr for -g without a display)."""
+
+    def __init__(self, write: Callable[[str], None], hidden):
+        self._write = write
+        self._hidden = frozenset(hidden)
+
+    def __call__(self, referee: StrategoReferee, final: bool) -> None:
+        self._write(render_board(referee, final, self._hidden))
+
+    def close(self) -> None:
+        pass
+
+
+class TkDisplay:
+    """A live Tk window with the ``-p`` content (-g), kept responsive by the reactor."""
+
+    CELL = 36
+
+    def __init__(self, tkinter, root, hidden):
+        from twisted.internet import tksupport
+
+        self._tk = tkinter
+        self._root = root
+        self._hidden = frozenset(hidden)
+        self._tksupport = tksupport
+        root.title("gamed-stratego")
+        self._header = tkinter.Label(root, text="", anchor="w")
+        self._header.pack(fill="x")
+        size = self.CELL * 10
+        self._canvas = tkinter.Canvas(root, width=size, height=size, background="#e8e0c8")
+        self._canvas.pack()
+        root.protocol("WM_DELETE_WINDOW", self.close)
+        tksupport.install(root)
+        self._alive = True
+
+    def __call__(self, referee: StrategoReferee, final: bool) -> None:
+        if not self._alive:
+            return
+        try:
+            self._draw(referee, final)
+            self._root.update()
+        except self._tk.TclError:
+            self.close()
+
+    def _draw(self, referee: StrategoReferee, final: bool) -> None:
+        canvas, cell = self._canvas, self.CELL
+        canvas.delete("all")
+        self._header.configure(text=board_header(referee, final))
+        fills = ("#c83232", "#3250c8")
+        for y, row in enumerate(board_cells(referee, final, self._hidden)):
+            for x, (char, owner, is_hidden) in enumerate(row):
+                x0, y0 = x * cell, y * cell
+                if owner is None:
+                    fill = "#ffffff" if char == "+" else "#e8e0c8"
+                    canvas.create_rectangle(x0, y0, x0 + cell, y0 + cell, fill=fill, outline="#999999")
+                    continue
+                canvas.create_rectangle(x0, y0, x0 + cell, y0 + cell, fill=fills[owner], outline="#999999")
+                canvas.create_text(x0 + cell // 2, y0 + cell // 2, text=char, fill="#ffffff", font=("Helvetica", 14, "bold"))
+
+    def close(self) -> None:
+        if not self._alive:
+            return
+        self._alive = False
+        try:
+            self._tksupport.uninstall()
+        except Exception:
+            pass
+        try:
+            self._root.destroy()
+        except Exception:
+            pass
+
+
+def open_graphics(hidden, warn: Callable[[str], None], fallback: Callable[[str], None]):
+    """The -g view: a Tk window when tkinter and a display are available, else (with a warning)
+    the -p rendering on stderr. Never fails and never writes to stdout."""
+    reason = None
+    if not os.environ.get("DISPLAY"):
+        reason = "$DISPLAY is not set"
+    else:
+        try:
+            import tkinter
+        except ImportError:
+            reason = "tkinter is not available"
+        else:
+            try:
+                return TkDisplay(tkinter, tkinter.Tk(), hidden)
+            except Exception as e:  # TclError: no display could be opened
+                reason = f"cannot open a window ({e})"
+    warn(f"WARNING: -g: {reason}; drawing the board on stderr instead.\n")
+    return TextDisplay(fallback, hidden)
+
+
+# --- running a match ---------------------------------------------------------------------------
+
+
+class _LogWriter:
+    """The ``-o`` log, written line by line and flushed (latin-1). On stdout the result line is
+    held back: the CLI prints it once, as the very last line."""
+
+    def __init__(self, stream=None, to_stdout: bool = False, stdout: Callable[[str], None] | None = None):
+        self._stream = stream
+        self._to_stdout = to_stdout
+        self._stdout = stdout
+        self._result_next = False
+        self.closed = stream is None and not to_stdout
+
+    def __call__(self, line: str) -> None:
+        if self.closed:
+            return
+        if self._to_stdout:
+            if self._result_next:
+                self._result_next = False
+                return
+            self._result_next = line.startswith("Game ends ")
+            self._stdout(line + "\n")
+            return
+        self._result_next = False
+        try:
+            self._stream.write((line + "\n").encode("latin-1", "replace"))
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        self.closed = True
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except OSError:
+                pass
+
+
+def _make_seat(argument: str, options: MatchOptions, reactor, console: ConsoleInput, err):
+    if argument in HUMANS:
+        return ConsoleSeat(argument, console, err)
+    from gamed.stratego.process import ProgramSeat
+
+    # §2.5: the AI inherits our working directory, environment and stderr.
+    return ProgramSeat(argument, options, reactor, stderr="inherit", env=dict(os.environ))
+
+
+async def _run(reactor, args: Arguments, log: _LogWriter, replay, out, err) -> None:
+    """Play one match (``task.react`` calls this just before it runs the reactor; a replay may be
+    over before it does). Ends with SystemExit carrying the exit status."""
+    options = args.match_options()
+    console = ConsoleInput(reactor, max_line=args.max_line)
+    displays = []
+    if args.print_board:
+        displays.append(TextDisplay(out, args.hidden))
+    if args.graphics:
+        displays.append(open_graphics(args.hidden, err, err))
+    aborted = []
+    done: defer.Deferred = defer.Deferred()
+
+    def install_signal_handlers() -> None:
+        # on_signal runs from the reactor loop, by which time the seats and the referee exist.
+        def handler(signum, frame):
+            reactor.callFromThread(on_signal, signum)
+
+        for signum in _handled_signals():
+            signal.signal(signum, handler)
+        for signum in _IGNORED_SIGNALS:  # the reactor may have installed its own
+            signal.signal(signum, signal.SIG_IGN)
+
+    # Now (the match may reach its first stall before the reactor runs) and again once it runs
+    # (the reactor installs its own SIGINT/SIGTERM handlers at start-up).
+    install_signal_handlers()
+    reactor.callWhenRunning(install_signal_handlers)
+
+    def on_board(referee: StrategoReferee, final: bool) -> None:
+        if not aborted:
+            for display in displays:
+                display(referee, final)
+
+    def wait_for_operator() -> defer.Deferred:
+        err("Waiting for user to press enter... (type QUIT to exit)\n")
+
+        def answered(line):
+            if line is not None and line.strip() == "QUIT":
+                err("Ordered to quit... exiting...\n")
+                return False
+            return True  # Enter (or the end of stdin): go on
+
+        return console.read_line().addCallback(answered)
+
+    if replay is not None:
+        from gamed.stratego.seats import replay_seats
+
+        seats = replay_seats(replay)
+    else:
+        red = _make_seat(args.players[0], options, reactor, console, err)
+        blue = _make_seat(args.players[1], options, reactor, console, err)
+        seats = (red, blue)
+    referee = StrategoReferee(
+        *seats,
+        options,
+        clock=reactor,
+        on_log=log,
+        on_board=on_board if displays else None,
+        wait_for_operator=wait_for_operator,
+    )
+
+    def finished(result) -> None:
+        if aborted or done.called:
+            return
+        if isinstance(result, Failure):
+            err(f"INTERNAL_ERROR - {result.getErrorMessage()}\n")
+            done.callback(1)
+        elif result is None:  # the operator typed QUIT
+            done.callback(0)
+        else:
+            out(result.line + "\n")
+            done.callback(1 if result.outcome is Outcome.INTERNAL_ERROR else 0)
+
+    def on_signal(signum: int) -> None:
+        """SIGINT/SIGTERM: end the match without a result, quit (kill) both players, then exit
+        128 + signum. A second signal exits at once."""
+        if done.called:
+            return
+        if aborted:
+            if not done.called:
+                done.callback(128 + signum)
+            return
+        aborted.append(signum)
+        referee.abort()
+        log.closed = True
+        quits = [defer.maybeDeferred(seat.kill) for seat in seats]
+        gathered = defer.gatherResults(quits, consumeErrors=True)
+        gathered.addBoth(lambda _: None if done.called else done.callback(128 + signum))
+
+    defer.ensureDeferred(referee.run()).addBoth(finished)
+    try:
+        code = await done
+    finally:
+        console.close()
+        for display in displays:
+            display.close()
+        log.close()
+    raise SystemExit(code)
+
+
+def _read_log(path: str) -> list[str]:
+    with open(path, "rb") as f:
+        lines = f.read().decode("latin-1").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def run(argv: list[str], prog: str = DEFAULT_PROG) -> int:
+    """The whole program for ``argv``; returns the exit status."""
+    out = stream_writer(sys.stdout)
+    err = stream_writer(sys.stderr)
+    if not argv:
+        err(f"Usage: {prog} [options] red blue\n       {prog} --help\n")
+        return 0
+    try:
+        args = parse_arguments(argv)
+    except _ShowManual:
+        out(manual_text())
+        return 0
+    except ArgumentError as e:
+        err(f"{e}\n")
+        return 1
+    replay = None
+    if args.input_file is not None:
+        try:
+            replay = parse_log(_read_log(args.input_file))
+        except OSError:
+            err(f'ARGUMENT_ERROR - Could not open input file "{args.input_file}"\n')
+            return 1
+    if args.log_file is None:
+        log = _LogWriter()
+    elif args.log_file == "stdout":
+        log = _LogWriter(to_stdout=True, stdout=out)
+    else:
+        try:
+            log = _LogWriter(open(args.log_file, "wb"))
+        except OSError:
+            err(f'ARGUMENT_ERROR - Could not open log file "{args.log_file}"\n')
+            return 1
+    _start_logging()
+    try:
+        task.react(_run, (args, log, replay, out, err))
+    except SystemExit as e:
+        code = e.code
+    else:  # pragma: no cover - react always exits
+        code = 0
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
+def _start_logging() -> None:
+    """Errors logged by Twisted or the referee go to stderr (never stdout); nothing else does."""
+    from twisted.logger import (
+        FilteringLogObserver,
+        LogLevel,
+        LogLevelFilterPredicate,
+        globalLogBeginner,
+        textFileLogObserver,
+    )
+
+    observer = FilteringLogObserver(
+        textFileLogObserver(sys.stderr), [LogLevelFilterPredicate(defaultLogLevel=LogLevel.error)]
+    )
+    globalLogBeginner.beginLoggingTo([observer], discardBuffer=True, redirectStandardIO=False)
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> None:
+    """Console-script entry point (``gamed-stratego``, or ``stratego`` under that name); exits
+    with the status of §7.3."""
+    if prog is None:
+        prog = prog_name(sys.argv[0] if sys.argv else None)
+    _IGNORED_SIGNALS.update(s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is signal.SIG_IGN)
+    previous = _exit_on_signals()
+    try:
+        code = run(list(sys.argv[1:] if argv is None else argv), prog)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    raise SystemExit(code)
+
+
+def _exit_on_signals() -> dict:
+    """Until the match installs its own handlers (nothing runs yet that would need ending), a
+    SIGINT or SIGTERM just exits with 128 + the signal number."""
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for signum in _handled_signals():
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread (an embedding test runner): leave them alone
+            pass
+    return previous
+
+
+_IGNORED_SIGNALS: set[int] = set()
+
+
+def _handled_signals() -> list[int]:
+    """SIGINT and SIGTERM, except one we were started with ignored (a shell's background job
+    ignores SIGINT; ``nohup``-style wrappers): that stays ignored, as in any well-behaved tool."""
+    return [s for s in (signal.SIGINT, signal.SIGTERM) if s not in _IGNORED_SIGNALS]
+
+
+if __name__ == "__main__":
+    main()
