@@ -135,3 +135,31 @@ def test_version_option(capsys):
     with pytest.raises(SystemExit) as e:
         options("--version")
     assert e.value.code == 0 and capsys.readouterr().out.startswith("gamed 0.")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[stratego.ai."bad name"]\ncommand = "x"\n', "stratego.ai.bad name: an AI name is 1-32 letters"),
+        ("[stratego.ai.a]\nopponent = \"x\"\n", "stratego.ai.a needs a command"),
+        ('[stratego.ai.a]\ncommand = "x"\nflavour = 1\n', "unknown setting stratego.ai.a.flavour"),
+        ('[stratego.ai.a]\ncommand = "x"\nworkdir = "tmp"\n', "stratego.ai.a.workdir must be fresh or persistent"),
+        ("[stratego]\nrounds = 1\n", "stratego.rounds needs at least two AI programs"),
+        ("[stratego]\nconcurrency = 0\n", "stratego.concurrency must be at least 1"),
+    ],
+)
+def test_bad_stratego_settings_name_the_setting(tmp_path, text, message):
+    path = tmp_path / "bad.conf"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        config.load(str(path))
+    assert message in str(e.value)
+
+
+def test_registered_ais_start_the_stratego_service(tmp_path):
+    path = tmp_path / "gamed.conf"
+    path.write_text('[stratego.ai.a]\ncommand = "./a"\n[stratego.ai.b]\ncommand = "./b x"\nopponent = "b-v2"\n')
+    cfg = options("--config", str(path), "--kalaha", "none", "--fight", "none").config
+    assert [(ai.name, ai.command, ai.shown) for ai in cfg.stratego.ai] == [("a", "./a", "./a"), ("b", "./b x", "b-v2")]
+    service = tap.makeService(options("--config", str(path)), reactor=MemoryReactorClock())
+    assert service.getServiceNamed("stratego").ais.keys() == {"a", "b"}
