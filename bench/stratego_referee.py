@@ -20,7 +20,7 @@
    gets that far ends DRAW_DEFAULT after exactly 150 turns, so the wall time of a 150-turn game
    (from creating the seats to both AIs reaped) is measured directly (--no-cut skips it).
 3. Replay. The 187 UCC 2012 competition logs that end with a result line
-   (../shared/data/ucc-2012-logs, as tests/stratego/test_replay_corpus.py) are replayed with
+   (tests/data/ucc-2012-logs.tar.xz, as tests/stratego/test_replay_corpus.py) are replayed with
    parse_log + replay_seats and MatchOptions(max_turns=1000, timeout=None): the referee and the
    rules without any process or I/O. --replay-rounds rounds; reported: referee CPU per half-move
    (median round, and the fastest), parse_log's cost per log, and whether every log replays to its
@@ -61,10 +61,10 @@ from twisted.internet import defer  # noqa: E402
 from gamed.stratego.process import ProgramSeat  # noqa: E402
 from gamed.stratego.referee import MatchOptions, StrategoReferee, parse_log  # noqa: E402
 from gamed.stratego.seats import replay_seats  # noqa: E402
+from tests.stratego.corpus import ARCHIVE, logs, with_result  # noqa: E402 - the competition logs, in the repo
 
 AI_DIR = ROOT / "examples" / "stratego"
 AI = AI_DIR / "fast_ai"
-LOGS = ROOT.parent / "shared" / "data" / "ucc-2012-logs"
 CORPUS_SIZE = 187
 perf = time.perf_counter
 cpu = time.process_time  # this process only (CLOCK_PROCESS_CPUTIME_ID): children excluded
@@ -309,20 +309,12 @@ def split_figures(phase: dict) -> dict:
 # --- replay of the competition logs --------------------------------------------------------------
 
 
-def read_lines(path: Path) -> list[str]:
-    lines = path.read_bytes().decode("latin-1").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def replay_phase(rounds: int, profile=None, wait: float = 0.0) -> dict:
     """Replay the corpus ``rounds`` times; the referee's CPU per half-move, no process, no I/O."""
-    if not LOGS.is_dir():
-        return {"error": f"no logs under {LOGS}"}
+    if not ARCHIVE.exists():
+        return {"error": f"no logs in {ARCHIVE}"}
     quiet = wait_quiet(wait)
-    texts = [read_lines(p) for p in sorted(LOGS.iterdir()) if p.is_file()]
-    corpus = [lines for lines in texts if lines and len(lines[-1].split(" ")) == 6]
+    corpus = [list(lines) for _, lines in with_result()]
     c0 = cpu()
     parsed = [parse_log(lines) for lines in corpus]
     parse_cpu = cpu() - c0
@@ -350,7 +342,7 @@ def replay_phase(rounds: int, profile=None, wait: float = 0.0) -> dict:
     return {
         "quiet": quiet,
         "logs": len(corpus),
-        "files": len(texts),
+        "files": len(logs()),
         "half_moves": half_moves,
         "half_moves_per_log": half_moves / len(corpus) if corpus else float("nan"),
         "rounds": per_round,

@@ -3,39 +3,21 @@
 
 from __future__ import annotations
 
-import pathlib
-
 import pytest
 
 from gamed.stratego.referee import parse_log
 from gamed.stratego.seats import replay_seats
+from tests.stratego.corpus import logs, with_result
 from tests.stratego.scripted import play
 
-LOGS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "data" / "ucc-2012-logs"
-
-
-def read_lines(path: pathlib.Path) -> list[str]:
-    lines = path.read_bytes().decode("latin-1").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def corpus() -> list[pathlib.Path]:
-    if not LOGS.is_dir():
-        return []
-    return sorted(p for p in LOGS.iterdir() if len(read_lines(p)[-1].split(" ")) == 6)
-
-
-CORPUS = corpus()
+CORPUS = with_result()
 
 
 def test_the_corpus_is_there():
-    assert len(CORPUS) == 187, f"expected the 187 logs with a result line under {LOGS}"
+    assert len(logs()) == 192 and len(CORPUS) == 187
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
-def test_log_replays_to_its_result_line(path):
-    lines = read_lines(path)
+@pytest.mark.parametrize("name, lines", CORPUS, ids=[name for name, _ in CORPUS])
+def test_log_replays_to_its_result_line(name, lines):
     result = play(*replay_seats(parse_log(lines)), max_turns=1000, timeout=None)
     assert result.line == lines[-1]
