@@ -61,7 +61,7 @@ class FightConfig:
     gui_token: str = ""  # when set, observers must send AUTH&<token> first
     gui_lag: int = 0  # turns observers are kept behind the game
     gui_buffer: int = 262_144  # bytes an observer may leave unread before it is dropped
-    gui_interval: float = 0.05  # seconds observer events are gathered before they are sent; 0 = at once
+    gui_interval: float = 0.1  # seconds observer events are gathered before they are sent; 0 = at once
 
 
 @attrs.frozen
