@@ -6,6 +6,11 @@ codes (0 flag, 1 bomb, 2 spy, 3 scout … 11 marshal; a higher code is stronger)
 lakes, off-map cells, setup zones), an army template and Combat's option flags; the UCC rules are
 the Default layout with ``Opt.SUPER_SCOUT`` and nothing else. Pure: no I/O, no clock; randomness
 (``Opt.RANDOM_OUTCOME``) comes from an injected ``random.Random``.
+
+The UCC move check (``ucc_check``) comes first; GGZ Combat's part follows it: maps of any size with
+up to 15 seats (``Layout.from_types``), the move checker with Combat's codes (``combat_check``),
+rush, board and count updates, per-recipient ATTACK values, the game-over test, the options
+check, random placement, per-seat views and ``CombatGame``, which plays move requests.
 """
 
 from __future__ import annotations
@@ -94,6 +99,71 @@ class Layout:
     def open(self, cell: int) -> bool:
         """True for a cell a piece may stand on (not a lake, not off the map)."""
         return cell not in self.lakes and cell not in self.offmap
+
+    # Combat maps (ggz-combat §4, §6.3, §9). The terrain and zone constants are defined below.
+
+    @classmethod
+    def from_types(cls, width: int, height: int, types: bytes) -> Layout:
+        """A Combat map from its type bytes (``zone-owner nibble | terrain``, ggz-combat §4, §6.3):
+        owner nibble k > 0 puts the cell in seat k-1's zone whatever its terrain; 0 is no zone.
+        Raises ValueError for a size outside 1..127, a wrong byte count or a terrain above 2."""
+        if not (1 <= width <= MAX_SIDE and 1 <= height <= MAX_SIDE):
+            raise ValueError(f"map size {width}x{height} is outside 1..{MAX_SIDE}")
+        types = bytes(types)
+        if len(types) != width * height:
+            raise ValueError(f"{len(types)} type bytes for a {width}x{height} map")
+        lakes, offmap = set(), set()
+        zones: list[set[int]] = []
+        for cell, t in enumerate(types):
+            terrain, owner = t & 0x0F, t >> 4
+            if terrain == T_LAKE:
+                lakes.add(cell)
+            elif terrain == T_NULL:
+                offmap.add(cell)
+            elif terrain != T_OPEN:
+                raise ValueError(f"cell {cell}: terrain {terrain} is not 0, 1 or 2")
+            if owner:
+                while len(zones) < owner:
+                    zones.append(set())
+                zones[owner - 1].add(cell)
+        return cls(width, height, frozenset(lakes), tuple(frozenset(z) for z in zones), frozenset(offmap))
+
+    @classmethod
+    def from_letters(cls, width: int, height: int, data: str) -> Layout:
+        """A Combat map from a map file's ``data`` letters (ggz-combat §9): ``O`` open, ``L`` lake,
+        ``N`` off-map, ``1``/``2`` an open cell in seat 0's/1's zone; any other letter loads as
+        open, as in the client's loader."""
+        if len(data) != width * height:
+            raise ValueError(f"{len(data)} letters for a {width}x{height} map")
+        zone = {"1": 0x10, "2": 0x20}
+        return cls.from_types(width, height, bytes(zone.get(c, _TERRAIN_OF_LETTER.get(c, T_OPEN)) for c in data))
+
+    def terrain(self, cell: int) -> int:
+        """Combat's terrain of ``cell``: T_OPEN, T_NULL (off the map) or T_LAKE."""
+        if cell in self.offmap:
+            return T_NULL
+        if cell in self.lakes:
+            return T_LAKE
+        return T_OPEN
+
+    def zone(self, seat: int) -> frozenset[int]:
+        """The cells of ``seat``'s setup zone (empty for a seat the map has no zone for)."""
+        return self.zones[seat] if 0 <= seat < len(self.zones) else frozenset()
+
+    def zone_owner(self, cell: int) -> int:
+        """The seat whose zone holds ``cell``, or -1."""
+        for seat, zone in enumerate(self.zones):
+            if cell in zone:
+                return seat
+        return -1
+
+    def types(self) -> bytes:
+        """The map's type bytes (ggz-combat §4): ``OWNER(zone seat) | terrain`` per cell, as the
+        options string carries them."""
+        return bytes(
+            ((owner + 1) << 4 if (owner := self.zone_owner(cell)) >= 0 else 0) | self.terrain(cell)
+            for cell in range(self.width * self.height)
+        )
 
 
 def _rows(width: int, first: int, last: int) -> frozenset[int]:
@@ -311,3 +381,392 @@ def ucc_check(board: Board, seat: int, x: int, y: int, direction: str, mult: int
     if target in lakes or target in offmap or (occupant != EMPTY and occupant >> 4 == seat):
         return BLOCKED
     return source, target
+
+
+# --- GGZ Combat (ggz-combat §3, §4, §7, §8, §10, §11) ----------------------------------------
+#
+# Combat's rules on the same Board: cells hold ``cell_value(seat, unit)`` or ``EMPTY`` as for UCC;
+# the wire's owner nibble ``(seat+1)<<4`` and U_EMPTY 0x0F appear only in the byte views below.
+
+T_OPEN, T_NULL, T_LAKE = 0, 1, 2  # terrain nibble of a cell's type byte (§3)
+U_UNKNOWN = 12  # a unit whose type the viewer may not see
+U_EMPTY = 0x0F  # an empty cell in Combat's unit bytes
+MAX_SEATS = 15  # owner nibbles 1..15: seats 0..14 (§3, §15.4)
+MAX_SIDE = 127  # width and height 1..127 (§15.4)
+MAX_COUNT = 127  # army count per unit type 0..127 (§15.4)
+
+
+class Check(enum.IntEnum):
+    """Combat's move-check results (§3): the request is legal."""
+
+    MOVE = 1
+    ATTACK = 2
+    ATTACK_RUSH = 3
+
+
+class CombatError(enum.IntEnum):
+    """Combat's error codes (§3): negative move-check results and options-check results."""
+
+    SOCKET = -1  # gamed never sends it
+    OUTRANGE = -2
+    WRONGTURN = -3
+    SUICIDAL = -4
+    NOTOPEN = -5
+    CRAZY = -6
+    NOTMOVING = -7
+    MOVE_NOMOVE = -8  # unreachable (§11.1 step 6)
+    MOVE_DIAGONAL = -9
+    MOVE_BIGMOVE = -10
+    MOVE_SCOUT = -11
+    OPTIONS_FLAGS = -12
+    OPTIONS_MOVING = -13
+    OPTIONS_SIZE = -14
+
+
+_TERRAIN_OF_LETTER = {"L": T_LAKE, "N": T_NULL}
+
+# The maps whose data strings the spec gives in full (§9).
+SMALL_LAYOUT = Layout.from_letters(5, 5, "11O22" "1OOO2" "OONOO" "2OOO1" "22O11")
+SMALL_ARMY = (2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3)
+
+
+def combat_options_check(layout: Layout, army, seats: int) -> int:
+    """Combat's options check (§10) for ``seats`` seats: 0 when valid, else the first failure:
+    -12 no flag, -13 no movable unit, -14 a seat's zone smaller than the army."""
+    if army[Unit.FLAG] <= 0:
+        return CombatError.OPTIONS_FLAGS
+    if not any(army[u] > 0 for u in MOBILE):
+        return CombatError.OPTIONS_MOVING
+    total = sum(army)
+    for seat in range(seats):
+        if len(layout.zone(seat)) < total:
+            return CombatError.OPTIONS_SIZE
+    return 0
+
+
+def _sign(n: int) -> int:
+    return (n > 0) - (n < 0)
+
+
+def combat_check(board: Board, turn: int, source: int, target: int, options: Opt = Opt.NONE) -> int:
+    """Combat's move checker (§11.1) for the seat ``turn`` moving ``source`` → ``target`` (cell
+    indices): ``Check.MOVE``/``ATTACK``/``ATTACK_RUSH`` (1, 2, 3), or the first failing check's
+    negative ``CombatError`` in the spec's order, including gamed's step 8a."""
+    layout = board.layout
+    width = layout.width
+    size = width * layout.height
+    if not (0 <= source < size and 0 <= target < size):
+        return CombatError.OUTRANGE
+    cells = board.cells
+    f, t = cells[source], cells[target]
+    if f == EMPTY or f >> 4 != turn:
+        return CombatError.WRONGTURN
+    if t != EMPTY and t >> 4 == turn:
+        return CombatError.SUICIDAL
+    unit = f & 0x0F
+    if unit == Unit.FLAG and not (options & Opt.MOVING_FLAG and t == EMPTY):
+        return CombatError.NOTMOVING
+    if unit == Unit.BOMB and not (options & Opt.MOVING_BOMB and t == EMPTY):
+        return CombatError.NOTMOVING
+    if layout.terrain(target) != T_OPEN:
+        return CombatError.NOTOPEN
+    if source == target:
+        return CombatError.MOVE_NOMOVE
+    dx = target % width - source % width
+    dy = target // width - source // width
+    if dx and dy and not options & Opt.ALLOW_DIAGONAL:
+        return CombatError.MOVE_DIAGONAL
+    scout = unit == Unit.SCOUT
+    sergeant = unit == Unit.SERGEANT and bool(options & Opt.SF_SERGEANT)
+    rush = bool(options & Opt.RUSH_ATTACK)
+    long = abs(dx) > 1 or abs(dy) > 1
+    if long and not (scout or sergeant or rush):
+        return CombatError.MOVE_BIGMOVE
+    if (scout or sergeant or rush) and dx and dy and abs(dx) != abs(dy):
+        return CombatError.MOVE_DIAGONAL  # 8a: neither straight nor an exact diagonal
+    step = _sign(dx) + _sign(dy) * width
+    between = range(source + step, target, step)
+    rushing = False
+    if scout:
+        for cell in between:
+            if cells[cell] != EMPTY or layout.terrain(cell) != T_OPEN:
+                return CombatError.MOVE_SCOUT
+        if long and t != EMPTY and not options & (Opt.SUPER_SCOUT | Opt.RUSH_ATTACK):
+            return CombatError.MOVE_SCOUT
+        rushing = long and rush and not options & Opt.SUPER_SCOUT
+    elif sergeant:
+        for cell in between:
+            if cells[cell] != EMPTY or layout.terrain(cell) != T_LAKE:
+                return CombatError.NOTOPEN
+    elif rush:
+        for cell in between:
+            if cells[cell] != EMPTY or layout.terrain(cell) != T_OPEN:
+                return CombatError.NOTOPEN
+        if long and t == EMPTY:
+            return CombatError.MOVE_SCOUT
+        rushing = True
+    if t == EMPTY:
+        return Check.MOVE
+    return Check.ATTACK_RUSH if rushing else Check.ATTACK
+
+
+def combat_attack(
+    a: Unit, d: Unit, options: Opt, rush: bool = False, rng: random.Random | None = None
+) -> tuple[int, int]:
+    """Combat's attack resolution (§11.3): ``attack()``'s pair, then for a rush (check result 3)
+    ``fD = -|fD|``: the rusher never survives a fight, but a captured flag (fD 0) stays 0."""
+    fa, fd = attack(a, d, options, rng)
+    return (fa, -abs(fd)) if rush else (fa, fd)
+
+
+def apply_combat_attack(board: Board, remaining, source: int, target: int, pair: tuple[int, int]) -> None:
+    """Update the board and the per-seat ``remaining[seat][code]`` counts after an attack from
+    ``source`` on ``target`` resolved to ``pair`` (§11.3 "Board and counts"). A captured flag is
+    taken like any other unit: the attacker stands on its cell."""
+    cells = board.cells
+    attacker, defender = cells[source], cells[target]
+    fa, fd = pair
+    if fa < 0 and fd >= 0:
+        remaining[defender >> 4][defender & 0x0F] -= 1
+    elif fa >= 0 and fd < 0:
+        remaining[attacker >> 4][attacker & 0x0F] -= 1
+    elif fa < 0 and fd < 0:
+        remaining[defender >> 4][defender & 0x0F] -= 1
+        remaining[attacker >> 4][attacker & 0x0F] -= 1
+    apply_fight(board, source, target, fight_of(pair), capture_flag=True)
+
+
+def attack_values(
+    pair: tuple[int, int], attacker: int, defender: int, recipient: int, options: Opt
+) -> tuple[int, int]:
+    """``(WHO_from, WHO_to)`` of CBT_MSG_ATTACK for ``recipient`` (§11.4): the pair, with a side
+    the recipient is not masked to ±12 under SILENT_OFFENSE/SILENT_DEFENSE, or under
+    UNKNOWN_VICTOR when that side won. The sign is kept (a hidden flag, 0, goes out as +12);
+    OPEN_MAP unmasks nothing."""
+    fa, fd = pair
+    who_from, who_to = fa, fd
+    if recipient != attacker and (options & Opt.SILENT_OFFENSE or (options & Opt.UNKNOWN_VICTOR and fa < 0)):
+        who_from = U_UNKNOWN if fa >= 0 else -U_UNKNOWN
+    if recipient != defender and (options & Opt.SILENT_DEFENSE or (options & Opt.UNKNOWN_VICTOR and fd < 0)):
+        who_to = U_UNKNOWN if fd >= 0 else -U_UNKNOWN
+    return who_from, who_to
+
+
+def seat_alive(counts) -> bool:
+    """A seat is alive while its ``remaining`` counts hold a flag and a movable unit (§11.5)."""
+    return counts[Unit.FLAG] > 0 and any(counts[u] > 0 for u in MOBILE)
+
+
+def combat_winner(remaining) -> int | None:
+    """Combat's game-over test (§11.5) on the ``remaining`` rows of every seat: the winner when
+    exactly one seat is alive, -1 when none is (gamed's draw), None while the game goes on."""
+    living = [seat for seat, counts in enumerate(remaining) if seat_alive(counts)]
+    if len(living) == 1:
+        return living[0]
+    if not living:
+        return -1
+    return None
+
+
+def random_placement(board: Board, seat: int, counts, rng: random.Random) -> None:
+    """Place ``counts[u]`` units of each code u = 0..11, in that order, each on a uniformly chosen
+    empty cell of ``seat``'s zone (§11.7: the k-th empty zone cell in index order). Zone cells
+    count whatever their terrain, as in the original. Raises ValueError when the zone is full."""
+    free = [cell for cell in sorted(board.layout.zone(seat)) if board.cells[cell] == EMPTY]
+    for code, count in enumerate(counts):
+        for _ in range(count):
+            if not free:
+                raise ValueError(f"seat {seat}'s zone has no empty cell left")
+            board.cells[free.pop(rng.randrange(len(free)))] = cell_value(seat, Unit(code))
+
+
+def combat_unit_byte(cell: int) -> int:
+    """A board cell as Combat's unit byte (§3): ``OWNER(seat)|code``, or U_EMPTY."""
+    return U_EMPTY if cell == EMPTY else ((cell >> 4) + 1) << 4 | (cell & 0x0F)
+
+
+def combat_view(board: Board, viewer: int | None) -> bytes:
+    """The unit bytes of every cell as ``viewer`` may see them (§8): its own units exact, another
+    seat's unit as ``OWNER(seat)|U_UNKNOWN``, anything else U_EMPTY (lakes and off-map cells
+    included). ``viewer`` None is the full view (every unit exact)."""
+    out = bytearray()
+    for cell in board.cells:
+        if cell == EMPTY:
+            out.append(U_EMPTY)
+        elif viewer is None or cell >> 4 == viewer:
+            out.append(((cell >> 4) + 1) << 4 | (cell & 0x0F))
+        else:
+            out.append(((cell >> 4) + 1) << 4 | U_UNKNOWN)
+    return bytes(out)
+
+
+class MoveKind(enum.Enum):
+    """What a move request did (§11.2, §11.5)."""
+
+    ERROR = "error"  # broadcast MSG_MOVE(code, seat); nothing changed
+    MOVE = "move"  # broadcast MSG_MOVE(source, target)
+    ATTACK = "attack"  # CBT_MSG_ATTACK per recipient (``MoveResult.attack_for``)
+    GAME_OVER = "over"  # the game had already ended: GAMEOVER(winner) + full SYNC, nothing changed
+
+
+@attrs.frozen
+class MoveResult:
+    """The outcome of one CBT_REQ_MOVE, for the protocol layer to encode. ``winner`` is set when
+    the game is over after it (this move ended it, or it had ended before: GAME_OVER)."""
+
+    kind: MoveKind
+    seat: int  # the sender
+    source: int
+    target: int
+    code: int  # combat_check's result (or -3 for a sender out of turn; 0 for GAME_OVER)
+    options: Opt = Opt.NONE
+    pair: tuple[int, int] | None = None  # (fA, fD) of an attack
+    defender: int = -1  # the defending seat of an attack
+    winner: int | None = None
+
+    def attack_for(self, recipient: int) -> tuple[int, int, int, int]:
+        """The CBT_MSG_ATTACK payload ``from, WHO_from, to, WHO_to`` for ``recipient`` (§11.4)."""
+        assert self.pair is not None
+        who_from, who_to = attack_values(self.pair, self.seat, self.defender, recipient, self.options)
+        return self.source, who_from, self.target, who_to
+
+
+class InvalidOptions(ValueError):
+    """Options that fail the options check (§10); ``code`` is -12, -13 or -14."""
+
+    def __init__(self, code: int):
+        super().__init__(f"invalid Combat options: {CombatError(code).name} ({code})")
+        self.code = code
+
+
+class CombatGame:
+    """One Combat game from SETUP on (§4): the board, whose turn it is, every seat's remaining
+    counts, the options and the winner. Pure state: the protocol layer feeds it setups and move
+    requests and encodes what they return. ``rng`` is needed for RANDOM_OUTCOME and RANDOM_SETUP.
+
+    Views (§8): ``view(seat)`` is the own view (REQ_SYNC, a joiner in PLAYING), ``view(None)`` the
+    full view (after GAMEOVER, a joiner in DONE), ``start_view(seat)`` the one sent at START and
+    after a random setup (full under OPEN_MAP, else own). SHOW_ENEMY_UNITS and HIDE_UNIT_LIST are
+    client-side only (§11.6) and change no view."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        army=DEFAULT_ARMY,
+        seats: int = 2,
+        options: Opt = Opt.NONE,
+        rng: random.Random | None = None,
+    ):
+        if not 1 <= seats <= MAX_SEATS:
+            raise ValueError(f"{seats} seats: Combat encodes 1..{MAX_SEATS}")
+        army = tuple(army)
+        if len(army) != len(UNITS) or not all(0 <= n <= MAX_COUNT for n in army):
+            raise ValueError(f"an army is 12 counts of 0..{MAX_COUNT}, not {army!r}")
+        if options & (Opt.RANDOM_OUTCOME | Opt.RANDOM_SETUP) and rng is None:
+            raise ValueError("RANDOM_OUTCOME and RANDOM_SETUP need a random.Random")
+        code = combat_options_check(layout, army, seats)
+        if code:
+            raise InvalidOptions(code)
+        self.layout = layout
+        self.army = army
+        self.seats = seats
+        self.options = Opt(options)
+        self.rng = rng
+        self.board = Board(layout, seats)
+        self.remaining = [list(army) for _ in range(seats)]
+        self.turn = 0
+        self.winner: int | None = None
+        self.setup_done: set[int] = set()
+
+    @property
+    def over(self) -> bool:
+        return self.winner is not None
+
+    @property
+    def all_set_up(self) -> bool:
+        return len(self.setup_done) == self.seats
+
+    def accept_setup(self, seat: int, units: bytes) -> bool:
+        """Validate and place ``seat``'s setup (§7): one unit byte per zone cell in index order,
+        each U_EMPTY, ``OWNER(seat)|U_EMPTY`` (stored empty) or ``OWNER(seat)|code`` for code
+        0..11, with exactly the template's counts, and no setup accepted before. False (nothing
+        placed) on any failure."""
+        if seat in self.setup_done or not 0 <= seat < self.seats:
+            return False
+        zone = sorted(self.layout.zone(seat))
+        if len(units) != len(zone):
+            return False
+        counts = [0] * len(UNITS)
+        owner = (seat + 1) << 4
+        placed = []
+        for cell, byte in zip(zone, units):
+            code = byte & 0x0F
+            if byte == U_EMPTY or byte == owner | U_EMPTY:
+                placed.append((cell, EMPTY))
+                continue
+            if byte & 0xF0 != owner or code >= U_UNKNOWN:
+                return False
+            counts[code] += 1
+            placed.append((cell, cell_value(seat, Unit(code))))
+        if tuple(counts) != self.army:
+            return False
+        for cell, value in placed:
+            self.board.cells[cell] = value
+        self.setup_done.add(seat)
+        return True
+
+    def remove_setup(self, seat: int) -> None:
+        """A seat left during SETUP (§12.4): its units leave the board and it may set up again."""
+        cells = self.board.cells
+        for i, cell in enumerate(cells):
+            if cell != EMPTY and cell >> 4 == seat:
+                cells[i] = EMPTY
+        self.setup_done.discard(seat)
+
+    def place_randomly(self) -> None:
+        """RANDOM_SETUP (§12.2, §11.7): place the remaining army of every seat 0..n-1 not yet set
+        up, seat by seat, with the injected random.Random."""
+        if self.rng is None:
+            raise ValueError("random placement needs a random.Random")
+        for seat in range(self.seats):
+            if seat not in self.setup_done:
+                random_placement(self.board, seat, self.remaining[seat], self.rng)
+                self.setup_done.add(seat)
+
+    def check(self, source: int, target: int) -> int:
+        """``combat_check`` for the seat to play."""
+        return combat_check(self.board, self.turn, source, target, self.options)
+
+    def request_move(self, seat: int, source: int, target: int) -> MoveResult:
+        """Handle CBT_REQ_MOVE from ``seat`` in PLAYING or DONE (§11.2, §11.5, §15.3 rows 1 and 9):
+        a rejected request changes nothing; a move or attack updates the board and counts,
+        advances the turn with NEXT and runs the game-over test."""
+        if self.winner is not None:
+            return MoveResult(MoveKind.GAME_OVER, seat, source, target, 0, self.options, winner=self.winner)
+        if seat != self.turn:
+            return MoveResult(MoveKind.ERROR, seat, source, target, CombatError.WRONGTURN, self.options)
+        code = self.check(source, target)
+        if code < 0:
+            return MoveResult(MoveKind.ERROR, seat, source, target, code, self.options)
+        cells = self.board.cells
+        kind, pair, defender = MoveKind.MOVE, None, -1
+        if code == Check.MOVE:
+            cells[target], cells[source] = cells[source], EMPTY
+        else:
+            if cells[target] & 0x0F >= U_UNKNOWN:  # impossible on a validated board
+                return MoveResult(MoveKind.ERROR, seat, source, target, CombatError.CRAZY, self.options)
+            kind, defender = MoveKind.ATTACK, cells[target] >> 4
+            a, d = unit_of(cells[source]), unit_of(cells[target])
+            pair = combat_attack(a, d, self.options, rush=code == Check.ATTACK_RUSH, rng=self.rng)
+            apply_combat_attack(self.board, self.remaining, source, target, pair)
+        self.turn = 0 if self.turn >= self.seats - 1 else self.turn + 1
+        self.winner = combat_winner(self.remaining)
+        return MoveResult(kind, seat, source, target, code, self.options, pair, defender, self.winner)
+
+    def view(self, viewer: int | None) -> bytes:
+        """The unit bytes ``viewer`` may see (§8); None: the full view."""
+        return combat_view(self.board, viewer)
+
+    def start_view(self, viewer: int) -> bytes:
+        """The view of the syncs at START and after a random setup: full under OPEN_MAP."""
+        return combat_view(self.board, None if self.options & Opt.OPEN_MAP else viewer)
