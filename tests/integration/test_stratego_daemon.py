@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
-import subprocess
 
 import pytest
 import pytest_twisted
+from tests.stratego.programs import compile_fast_ai
 from twisted.internet import reactor, task
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -19,12 +18,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def fast_ai(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler: the C example AI cannot be built (install gcc)")
-    out = tmp_path_factory.mktemp("fast") / "fast_ai"
-    subprocess.run([cc, "-O2", "-o", str(out), str(ROOT / "examples" / "stratego" / "fast_ai.c")], check=True)
-    return str(out)
+    return compile_fast_ai(tmp_path_factory.mktemp("fast"))
 
 
 def write_config(tmp_path, fast_ai, rounds=1, games=2, extra=""):

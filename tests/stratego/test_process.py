@@ -11,9 +11,7 @@ import ast
 import os
 import resource
 import shlex
-import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +24,7 @@ from gamed.stratego import process
 from gamed.stratego.process import OVERLONG, ProgramSeat, leader_command, resolve_program
 from gamed.stratego.referee import MatchOptions, Outcome, StrategoReferee, parse_log
 from gamed.stratego.seats import replay_seats
+from tests.stratego.programs import compile_fast_ai
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -155,13 +154,7 @@ def random_ai(seed: int) -> str:
 
 @pytest.fixture(scope="session")
 def fast_ai(tmp_path_factory):
-    """examples/stratego/fast_ai.c compiled with ``cc -O2``."""
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("NO C COMPILER (cc/gcc/clang) ON PATH: the C example AI cannot be built and tested")
-    out = tmp_path_factory.mktemp("fast_ai") / "fast_ai"
-    subprocess.run([cc, "-O2", "-Wall", "-o", str(out), str(EXAMPLES / "fast_ai.c")], check=True, timeout=60)
-    return str(out)
+    return compile_fast_ai(tmp_path_factory.mktemp("fast"))
 
 
 def group_members(pgid: int) -> list[tuple[int, str]]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
-import subprocess
 import sys
 
 import pytest
@@ -15,6 +13,7 @@ from twisted.internet import defer, reactor, utils
 
 from gamed.config import AiProgram, Limits, StrategoConfig
 from gamed.stratego.service import StrategoService, read_results, table
+from tests.stratego.programs import compile_fast_ai
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RANDOM_AI = ROOT / "examples" / "stratego" / "random_ai.py"
@@ -22,12 +21,7 @@ RANDOM_AI = ROOT / "examples" / "stratego" / "random_ai.py"
 
 @pytest.fixture(scope="module")
 def fast_ai(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler: the C example AI cannot be built (install gcc)")
-    out = tmp_path_factory.mktemp("fast") / "fast_ai"
-    subprocess.run([cc, "-O2", "-o", str(out), str(ROOT / "examples" / "stratego" / "fast_ai.c")], check=True)
-    return str(out)
+    return compile_fast_ai(tmp_path_factory.mktemp("fast"))
 
 
 def python_ai(tmp_path, seed):

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from gamed.stratego import tournament_cli
+from tests.stratego.programs import compile_fast_ai
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def fast_ai(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler: the C example AI cannot be built (install gcc)")
-    out = tmp_path_factory.mktemp("fast") / "fast_ai"
-    subprocess.run([cc, "-O2", "-o", str(out), str(ROOT / "examples" / "stratego" / "fast_ai.c")], check=True)
-    return str(out)
+    return compile_fast_ai(tmp_path_factory.mktemp("fast"))
 
 
 def test_run_then_standings_and_games(tmp_path, fast_ai, capsys):
