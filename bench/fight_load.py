@@ -44,14 +44,11 @@ from __future__ import annotations
 import argparse
 import collections
 import errno
-import hashlib
 import heapq
 import json
 import os
 import random
-import resource
 import select
-import signal
 import socket
 import statistics
 import subprocess
@@ -61,28 +58,41 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kalaha_load import (  # noqa: E402 - the shared benchmark machinery
+from common import (  # noqa: E402 - the shared benchmark machinery
+    BIN,
     HELPERS,
+    HOST,
+    ROOT,
     BenchError,
+    CpuWindow,
     Server,
-    cpu_jiffies,
+    choose_cpus,
+    exit_on_sigterm,
+    finish,
+    finish_profiler,
     fmt,
+    guarded,
     machine,
+    note_code_change,
     pct,
+    perf,
+    print_machine,
     print_profile,
-    profile_summary,
+    print_targets,
     raise_nofile,
     saturated,
+    self_cpu,
+    set_priority,
+    start_profiler,
+    stop_all,
+    work_tree_version,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(1, str(ROOT))
 from gamed.fight.rules import DEFAULT_MAP_TEXT  # noqa: E402 - the bots plan on the daemon's own map
 
-BIN = Path(sys.executable).parent
-HOST = "127.0.0.1"
 EPOLLIN, EPOLLOUT = select.EPOLLIN, select.EPOLLOUT
-perf = time.perf_counter
+PREFIX = "fight-bench"  # of the log directory and of the py-spy stacks kept
 
 TARGETS = {
     "p99_ms": 10.0,  # last action of a turn -> its 200 block, at 200 games
@@ -126,7 +136,7 @@ def daemon(args, name: str = "gamed") -> Server:
 
 
 class FightServer(Server):
-    """kalaha_load's Server, plus the two ports the daemon chose."""
+    """common's Server, plus the two ports the daemon chose."""
 
     def start(self, timeout: float = 20.0) -> FightServer:
         super().start(timeout)
@@ -613,22 +623,13 @@ class LoadGen:
         """Measure for ``seconds``: turn rate, latencies, daemon and client CPU."""
         self.reset()
         self.measuring = True
-        cpu0 = server.cpu_seconds()
-        ru0 = resource.getrusage(resource.RUSAGE_SELF)
-        stat0 = cpu_jiffies()
-        t0 = perf()
+        w = CpuWindow(server)
         self.run(seconds)
-        wall = perf() - t0
-        stat1 = cpu_jiffies()
-        ru1 = resource.getrusage(resource.RUSAGE_SELF)
-        cpu1 = server.cpu_seconds()
+        w.stop()
         self.measuring = False
         server.check()
-        client_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+        wall, server_cpu, client_cpu = w.wall, w.server_cpu, w.client_cpu
         lat = sorted(self.lat)
-        tick = os.sysconf("SC_CLK_TCK")
-        busy = [(b1 - b0) / tick for (b0, _), (b1, _) in zip(stat0, stat1)]
-        other = sum(busy) - (cpu1 - cpu0) - client_cpu
         turns = self.turns
         return {
             "wall_s": wall,
@@ -641,12 +642,12 @@ class LoadGen:
             "p99_ms": pct(lat, 0.99) * 1e3,
             "max_ms": (lat[-1] if lat else float("nan")) * 1e3,
             "games_ended": self.games_ended,
-            "server_cpu": (cpu1 - cpu0) / wall,
-            "server_us_per_turn": (cpu1 - cpu0) / turns * 1e6 if turns else float("nan"),
+            "server_cpu": server_cpu / wall,
+            "server_us_per_turn": server_cpu / turns * 1e6 if turns else float("nan"),
             "client_cpu": client_cpu / wall,
             "client_us_per_turn": client_cpu / turns * 1e6 if turns else float("nan"),
-            "cpu_busy": [b / wall for b in busy],
-            "other_cpu": max(0.0, other / wall),
+            "cpu_busy": [b / wall for b in w.busy],
+            "other_cpu": max(0.0, w.other / wall),
         }
 
 
@@ -675,10 +676,10 @@ def load_phase(args) -> dict:
             gen.replace = True
             gen.release()
             gen.run(args.warmup)
-            spy = start_profiler(args, d, "load", args.window)
+            spy = start_profiler(args, d, "load", args.window, 0.3) if "load" in args.profile else None
             result = gen.window(args.window, d)
             if spy is not None:
-                result["profile"] = finish_profiler(spy, args.profile_top)
+                result["profile"] = finish_profiler(spy, args.profile_top, PREFIX, 60)
             rss2 = d.rss_kb()
             result.update(
                 games=n,
@@ -763,7 +764,7 @@ def observer_child(args) -> int:
     ep.register(stdin.fileno(), EPOLLIN)
     ready_said = stopping = False
     games = 1
-    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = self_cpu()
     t_stop = None
     recvs = 0
     while True:
@@ -771,7 +772,7 @@ def observer_child(args) -> int:
             sys.stdout.buffer.write(b"READY\n")
             sys.stdout.buffer.flush()
             ready_said = True
-            ru0 = resource.getrusage(resource.RUSAGE_SELF)
+            cpu0 = self_cpu()
         if stopping and all(st[2] >= games or st[3] for st in state.values()):
             break
         if stopping and perf() - t_stop > 10:
@@ -806,8 +807,7 @@ def observer_child(args) -> int:
             st[4] = seen[-9:]  # shorter than the marker: a match is never counted twice
         if args.observer_sleep and ready_said:
             time.sleep(args.observer_sleep)  # read in bulk, as a GUI drawing frames would
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    cpu = self_cpu() - cpu0
     out = {
         "observers": n,
         "bytes": sum(st[0] for st in state.values()),
@@ -831,10 +831,7 @@ def play_round(gen: LoadGen, d: Server, seed: int, observers: ObserverChild | No
     so the few milliseconds between games (two connects, the game's start) are left out."""
     ended: list[Game] = []
     gen.on_game_end = ended.append
-    cpu0 = d.cpu_seconds()
-    ru0 = resource.getrusage(resource.RUSAGE_SELF)
-    stat0 = cpu_jiffies()
-    t0 = perf()
+    w = CpuWindow(d)
     turns, seconds, games = 0, 0.0, []
     while turns < gen.args.turns:
         game = Game(0, seed + len(games))
@@ -848,24 +845,19 @@ def play_round(gen: LoadGen, d: Server, seed: int, observers: ObserverChild | No
         turns += game.turns
         seconds += game.t_end - game.t_first
         games.append(game.turns)
-    wall = perf() - t0
-    stat1 = cpu_jiffies()
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu1 = d.cpu_seconds()
+    w.stop()
     gen.on_game_end = None
-    client_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-    tick = os.sysconf("SC_CLK_TCK")
-    busy = sum((b1 - b0) / tick for (b0, _), (b1, _) in zip(stat0, stat1))
+    wall = w.wall
     result = {
         "observers": observers.n if observers else 0,
         "games": games,
         "turns": turns,
         "seconds": seconds,
         "rate": turns / seconds,
-        "server_cpu": (cpu1 - cpu0) / wall,
-        "server_us_per_turn": (cpu1 - cpu0) / turns * 1e6,
-        "client_cpu": client_cpu / wall,
-        "other_cpu_s": busy - (cpu1 - cpu0) - client_cpu,  # includes the observer process
+        "server_cpu": w.server_cpu / wall,
+        "server_us_per_turn": w.server_cpu / turns * 1e6,
+        "client_cpu": w.client_cpu / wall,
+        "other_cpu_s": w.other,  # includes the observer process
         "wall_s": wall,
     }
     if observers is not None:
@@ -917,14 +909,14 @@ def observers_phase(args) -> dict:
                 # Not in the measured rounds: py-spy takes CPU on the bench's core. Games are played
                 # back to back until it has sampled for --profile-seconds.
                 for obs in (0, n_obs):
-                    spy = start_profiler(args, d, f"observers-{obs}", args.profile_seconds)
+                    spy = start_profiler(args, d, f"observers-{obs}", args.profile_seconds, 0.3)
                     while spy[0].poll() is None:
                         child = None
                         if obs:
                             child = ObserverChild(args, d.gui_port, obs)
                             child.wait_ready()
                         play_round(gen, d, seed, child)
-                    profile[obs] = finish_profiler(spy, args.profile_top)
+                    profile[obs] = finish_profiler(spy, args.profile_top, PREFIX, 60)
             without = [p["without"]["rate"] for p in rounds]
             with_obs = [p["with"]["rate"] for p in rounds]
             cost = 1 - statistics.median(with_obs) / statistics.median(without)
@@ -954,78 +946,18 @@ def observers_phase(args) -> dict:
             gen.close_all()
 
 
-# --- profiling the daemon (py-spy) -------------------------------------------------------------
-
-
-def start_profiler(args, server: Server, what: str, seconds: float):
-    """py-spy on the daemon for the coming ``seconds`` when --profile names ``what``'s scenario."""
-    if what.split("-")[0] not in args.profile:
-        return None
-    spy = BIN / "py-spy"
-    if not spy.exists():
-        raise BenchError(f"--profile needs py-spy: {BIN / 'pip'} install py-spy")
-    out = Path(args.logdir) / f"profile-{what}.txt"
-    argv = [str(spy), "record", "--pid", str(server.proc.pid), "--duration", str(max(1, round(seconds)))]
-    if args.profile_native:
-        argv += ["--rate", "100", "--native"]
-    else:
-        argv += ["--rate", "250", "--nonblocking"]
-    argv += ["--format", "raw", "--output", str(out)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    HELPERS.append(proc)
-    time.sleep(0.3)  # let py-spy attach
-    return proc, out, what
-
-
-def finish_profiler(spy, top: int) -> dict:
-    proc, out, what = spy
-    try:
-        _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise BenchError("py-spy did not finish") from None
-    if proc.returncode != 0 or not out.exists():
-        raise BenchError(f"py-spy failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
-    summary = profile_summary(out.read_text(), top)
-    kept = Path(tempfile.gettempdir()) / f"fight-bench-profile-{what}.txt"
-    kept.write_text(out.read_text())
-    summary["stacks"] = str(kept)
-    return summary
-
-
 # --- report ------------------------------------------------------------------------------------
 
 
 def code_version() -> str:
     """The daemon runs the work tree (PYTHONPATH=.): its commit, uncommitted gamed/ files, and a hash
-    of gamed/'s sources (other people may be editing the tree while the bench runs)."""
-    digest = hashlib.sha1()
-    for f in sorted((ROOT / "gamed").rglob("*.py")):
-        digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "gamed"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.split("\n")
-    except OSError:
-        head, dirty = None, []
-    changed = [line[3:] for line in dirty if line.strip()]
-    where = "clean" if not changed else f"uncommitted changes in {', '.join(changed)}"
-    commit = head.stdout.strip() if head is not None else ""
-    return (
-        f"the work tree (PYTHONPATH={ROOT}); git HEAD {commit or '?'}, gamed/ {where}; "
-        f"gamed/*.py sha1 {digest.hexdigest()[:10]}"
-    )
+    of gamed/'s sources."""
+    return work_tree_version("gamed", f"PYTHONPATH={ROOT}")
 
 
 def report(results: dict) -> list[tuple[str, bool | None, str]]:
-    m = results["machine"]
     a = results["args"]
-    print(f"\nmachine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Twisted {m['twisted']}, Linux {m['kernel']}")
-    print(f"code: {m['code']}")
-    if "code_at_end" in m:
-        print(f"WARNING: gamed/ changed during the run; at the end: {m['code_at_end']}")
+    print_machine(results["machine"], "gamed/")
     print(
         f"pinning: daemon on CPU {a['server_cpu']}, bench (bots, observers) on CPU {a['client_cpu']}; "
         f"scheduling: {a['sched']}"
@@ -1113,10 +1045,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
                 f"{obs['cost']:.1%}",
             )
         )
-    if verdicts:
-        print("\nTargets")
-        for text, ok, value in verdicts:
-            print(f"  {'MET    ' if ok else 'NOT MET'}  {text}: {value}")
+    print_targets(verdicts)
     others = ([load["other_cpu"]] if load else []) + [
         g["other_cpu"] for p in (obs["rounds"] if obs else []) for g in p.values()
     ]
@@ -1210,32 +1139,21 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.observer_child:
         return observer_child(args)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
-    pinned = not args.no_pin and (os.cpu_count() or 1) >= 2
-    args.server_cpu, args.client_cpu = (1, 0) if pinned else (None, None)
+    exit_on_sigterm()
+    pinned = choose_cpus(args)
     # The daemon imports the work tree's gamed (and its twisted/plugins), not an installed copy.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     results: dict = {"machine": {}, "args": {}}
-    logdir = tempfile.mkdtemp(prefix="fight-bench-")
+    logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     args.logdir = logdir
     t_start = perf()
-    try:
-        results["machine"] = machine()
-        results["machine"]["code"] = code_version()
+
+    def body() -> int:
+        results["machine"] = machine(code_version())
         raise_nofile(2 * args.games + args.observers + 200)
         if pinned:
             os.sched_setaffinity(0, {args.client_cpu})
-        if args.nice:
-            try:
-                os.setpriority(os.PRIO_PROCESS, 0, args.nice)
-            except OSError as e:
-                raise BenchError(f"cannot set niceness {args.nice}: {e}") from None
-        policy = os.sched_getscheduler(0)
-        if policy in (os.SCHED_FIFO, os.SCHED_RR):
-            name = "SCHED_FIFO" if policy == os.SCHED_FIFO else "SCHED_RR"
-            args.sched = f"{name} priority {os.sched_getparam(0).sched_priority} (real time)"
-        else:
-            args.sched = f"normal, niceness {os.getpriority(os.PRIO_PROCESS, 0)}"
+        args.sched = set_priority(args.nice)  # the daemon inherits it
         results["args"] = {k: v for k, v in vars(args).items()}
         if not args.skip_load:
             print(f"scenario 1: {args.games} games ...", flush=True)
@@ -1254,38 +1172,10 @@ def main(argv=None) -> int:
                 flush=True,
             )
             results["observers"] = observers_phase(args)
-        code_now = code_version()
-        if code_now.rsplit("sha1 ", 1)[1] != results["machine"]["code"].rsplit("sha1 ", 1)[1]:
-            results["machine"]["code_at_end"] = code_now
-        verdicts = report(results)
-        results["targets"] = [{"target": t, "met": ok, "value": v} for t, ok, v in verdicts]
-        results["elapsed_s"] = perf() - t_start
-        print(f"\ntotal time {results['elapsed_s']:.0f} s")
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
-        return 0
-    except BenchError as e:
-        print(f"fight_load: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("fight_load: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        for proc in HELPERS:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
-        for server in list(Server.live):
-            server.stop()
-        if args.keep_logs:
-            print(f"daemon logs kept in {logdir}")
-        else:
-            for f in Path(logdir).glob("*"):
-                f.unlink()
-            os.rmdir(logdir)
+        note_code_change(results["machine"], code_version())
+        return finish(results, report(results), t_start, args.json)
+
+    return guarded("fight_load", body, lambda: stop_all(logdir, args.keep_logs, "daemon"))
 
 
 if __name__ == "__main__":

@@ -28,28 +28,46 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
-import platform
 import random
-import resource
-import statistics
 import select
-import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-HOST = "127.0.0.1"
+from common import (
+    BIN,
+    HOST,
+    ROOT,
+    BenchError,
+    CpuWindow,
+    Server,
+    choose_cpus,
+    exit_on_sigterm,
+    finish,
+    finish_profiler,
+    fmt,
+    guarded,
+    machine,
+    pct,
+    perf,
+    print_machine,
+    print_profile,
+    print_targets,
+    raise_nofile,
+    saturated,
+    set_priority,
+    start_profiler,
+    stop_all,
+)
+
+PREFIX = "kalaha-bench"  # of the log directory and of the py-spy stacks kept
 
 BOT, ECHO, IDLE, RELAY = 0, 1, 2, 3
 EPOLLIN, EPOLLOUT = select.EPOLLIN, select.EPOLLOUT
-perf = time.perf_counter
 
 TARGETS = {
     "ratio_100": 0.70,  # Kalaha moves/s at 100 games / echo req/s at 100 clients
@@ -60,13 +78,6 @@ TARGETS = {
 }
 
 
-HELPERS: list[subprocess.Popen] = []  # py-spy processes, killed on the way out
-
-
-class BenchError(Exception):
-    """The benchmark cannot go on (a server did not start, a phase never got going...)."""
-
-
 # --- servers under test ----------------------------------------------------------------------
 
 
@@ -74,103 +85,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind((HOST, 0))
         return s.getsockname()[1]
-
-
-class Server:
-    """A server subprocess in its own session (process group), logging to a temporary file."""
-
-    live: list[Server] = []
-
-    def __init__(self, name: str, argv: list[str], ready: str, cpu: int | None, logdir: str):
-        self.name = name
-        self.argv = argv
-        self.ready = ready
-        self.cpu = cpu
-        self.log_path = Path(logdir) / f"{name}-{len(Server.live)}-{int(time.time() * 1000)}.log"
-        self.proc: subprocess.Popen | None = None
-
-    def start(self, timeout: float = 20.0) -> Server:
-        log = open(self.log_path, "wb")
-        try:
-            self.proc = subprocess.Popen(
-                self.argv,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except OSError as e:
-            raise BenchError(f"cannot start {self.name} ({self.argv[0]}): {e}; run `make` first?") from None
-        finally:
-            log.close()
-        Server.live.append(self)
-        if self.cpu is not None:
-            try:
-                os.sched_setaffinity(self.proc.pid, {self.cpu})
-            except OSError:
-                pass
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.ready in self.log_path.read_text(errors="replace"):
-                return self
-            rc = self.proc.poll()
-            if rc is not None:
-                raise BenchError(f"{self.name} exited with status {rc} before listening:\n{self.tail()}")
-            if time.monotonic() > deadline:
-                raise BenchError(f"{self.name} did not report {self.ready!r} within {timeout:g} s:\n{self.tail()}")
-            time.sleep(0.05)
-
-    def tail(self, lines: int = 15) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace").splitlines()
-        except OSError:
-            return "(no log)"
-        return "\n".join("    " + line for line in text[-lines:]) or "    (empty log)"
-
-    def check(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            raise BenchError(f"{self.name} died during the run:\n{self.tail()}")
-
-    def rss_kb(self) -> int:
-        self.check()
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        raise BenchError("no VmRSS in /proc status")
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time of the whole process (all threads), from /proc/<pid>/stat."""
-        self.check()
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            stat = f.read()
-        fields = stat[stat.rfind(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        proc = self.proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    proc.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        if self in Server.live:
-            Server.live.remove(self)
-
-    def __enter__(self) -> Server:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def daemon(args, idle_timeout: float | None = None) -> Server:
@@ -535,26 +449,15 @@ class LoadGen:
         self.reset()
         games0 = self.games_total
         self.measuring = True
-        cpu0 = server.cpu_seconds()
-        ru0 = resource.getrusage(resource.RUSAGE_SELF)
-        stat0 = cpu_jiffies()
-        t0 = perf()
+        w = CpuWindow(server)
         self.run(seconds)
-        wall = perf() - t0
-        stat1 = cpu_jiffies()
-        ru1 = resource.getrusage(resource.RUSAGE_SELF)
-        cpu1 = server.cpu_seconds()
+        w.stop()
         self.measuring = False
         server.check()
-        client_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+        wall, server_cpu, client_cpu = w.wall, w.server_cpu, w.client_cpu
         lat = sorted(self.lat)
         prompt = sorted(self.prompt)
         moves = self.moves
-        tick = os.sysconf("SC_CLK_TCK")
-        busy = [(b1 - b0) / tick for (b0, _), (b1, _) in zip(stat0, stat1)]
-        # CPU time the machine spent outside the server and this process: other programs, and
-        # interrupt/softirq work charged to no process.
-        other = sum(busy) - (cpu1 - cpu0) - client_cpu
         return {
             "wall_s": wall,
             "count": moves,
@@ -565,26 +468,14 @@ class LoadGen:
             "prompt_p50_ms": pct(prompt, 0.50) * 1e3,
             "prompt_p99_ms": pct(prompt, 0.99) * 1e3,
             "games_per_s": (self.games_total - games0) / 2 / wall,  # each game: RESULT seen by both bots
-            "server_cpu": (cpu1 - cpu0) / wall,
-            "server_us_per_op": (cpu1 - cpu0) / moves * 1e6 if moves else float("nan"),
+            "server_cpu": server_cpu / wall,
+            "server_us_per_op": server_cpu / moves * 1e6 if moves else float("nan"),
             "client_cpu": client_cpu / wall,
             "client_us_per_op": client_cpu / moves * 1e6 if moves else float("nan"),
             "ops_per_poll": moves / self.polls if self.polls else 0.0,
-            "cpu_busy": [b / wall for b in busy],
-            "other_cpu": max(0.0, other / wall),
+            "cpu_busy": [b / wall for b in w.busy],
+            "other_cpu": max(0.0, w.other / wall),
         }
-
-
-def cpu_jiffies() -> list[tuple[int, int]]:
-    """(busy, total) jiffies of every CPU from /proc/stat; busy counts steal time too."""
-    out = []
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith("cpu") and line[3].isdigit():
-                v = [int(x) for x in line.split()[1:]]
-                idle = v[3] + v[4]  # idle + iowait
-                out.append((sum(v[:8]) - idle, sum(v[:8])))
-    return out
 
 
 def tcp_counters() -> dict[str, int]:
@@ -598,12 +489,6 @@ def tcp_counters() -> dict[str, int]:
         if names.startswith("TcpExt:"):
             return dict(zip(names.split()[1:], map(int, values.split()[1:])))
     return {}
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    return values[min(len(values) - 1, int(q * len(values)))]
 
 
 # --- phases ----------------------------------------------------------------------------------
@@ -651,10 +536,10 @@ def kalaha_phase(args, n: int) -> dict:
             rss1 = d.rss_kb()
             gen.release()
             gen.run(args.warmup)
-            spy = start_profiler(args, d, n)
+            spy = start_profiler(args, d, n, args.window) if n in args.profile else None
             result = gen.window(args.window, d)
             if spy is not None:
-                result["profile"] = finish_profiler(spy, args.profile_top)
+                result["profile"] = finish_profiler(spy, args.profile_top, PREFIX)
             result.update(
                 n=n,
                 players=2 * n,
@@ -725,7 +610,7 @@ def idle_accept_phase(args) -> dict:
             rss0 = d.rss_kb()
             cpu0 = d.cpu_seconds()
             tcp0 = tcp_counters()
-            spy = start_profiler(args, d, "idle", 3)
+            spy = start_profiler(args, d, "idle", 3) if "idle" in args.profile else None
             t0 = perf()
             for i in range(n):
                 gen.connect(IDLE, None, b"TABLE idle%d\n" % i)
@@ -740,7 +625,7 @@ def idle_accept_phase(args) -> dict:
             tcp1 = tcp_counters()
             gen.run(0.3)
             rss1 = d.rss_kb()
-            profile = finish_profiler(spy, args.profile_top) if spy is not None else None
+            profile = finish_profiler(spy, args.profile_top, PREFIX) if spy is not None else None
             return {
                 "profile": profile,
                 "n": n,
@@ -806,123 +691,7 @@ def idle_effect_phase(args) -> dict:
             gen.close_all()
 
 
-# --- profiling the daemon (py-spy) -------------------------------------------------------------
-
-
-def start_profiler(args, server: Server, n, seconds: float | None = None):
-    """Start py-spy on the daemon for the coming window when --profile asks for ``n`` (a game count or
-    "idle", the accept test)."""
-    if n not in args.profile:
-        return None
-    spy = BIN / "py-spy"
-    if not spy.exists():
-        raise BenchError(f"--profile needs py-spy: {BIN / 'pip'} install py-spy")
-    out = Path(args.logdir) / f"profile-{n}.txt"
-    duration = max(1, round(args.window if seconds is None else seconds))
-    argv = [str(spy), "record", "--pid", str(server.proc.pid), "--duration", str(duration)]
-    if args.profile_native:  # C frames too (syscalls, the garbage collector); py-spy must pause the daemon
-        argv += ["--rate", "100", "--native"]
-    else:
-        argv += ["--rate", "250", "--nonblocking"]
-    argv += ["--format", "raw", "--output", str(out)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    HELPERS.append(proc)
-    time.sleep(0.2)  # let py-spy attach
-    return proc, out, n
-
-
-def finish_profiler(spy, top: int) -> dict:
-    proc, out, n = spy
-    try:
-        _, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise BenchError("py-spy did not finish") from None
-    if proc.returncode != 0 or not out.exists():
-        raise BenchError(f"py-spy failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
-    summary = profile_summary(out.read_text(), top)
-    kept = Path(tempfile.gettempdir()) / f"kalaha-bench-profile-{n}.txt"
-    kept.write_text(out.read_text())
-    summary["stacks"] = str(kept)
-    return summary
-
-
-def _frame_name(frame: str) -> str:
-    # py-spy raw frames look like "function (path/to/file.py:123)"
-    name, _, where = frame.partition(" (")
-    path = where.rstrip(")").rsplit(":", 1)[0]
-    for marker in ("site-packages/", "lib/python3"):
-        if marker in path:
-            path = path.split(marker, 1)[1]
-            break
-    return f"{name} ({path})" if path else name
-
-
-def profile_summary(collapsed: str, top: int) -> dict:
-    """Self and inclusive shares of the samples per function, from py-spy's collapsed stacks."""
-    total = 0
-    own: dict[str, int] = {}
-    incl: dict[str, int] = {}
-    files: dict[str, int] = {}
-    for line in collapsed.splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        k = int(count)
-        total += k
-        frames = [_frame_name(f) for f in stack.split(";")]
-        own[frames[-1]] = own.get(frames[-1], 0) + k
-        leaf_file = frames[-1].rpartition(" (")[2].rstrip(")") or "?"
-        files[leaf_file] = files.get(leaf_file, 0) + k
-        for name in set(frames):
-            incl[name] = incl.get(name, 0) + k
-    if not total:
-        return {"samples": 0, "self": [], "inclusive": [], "files": []}
-    rank = lambda d: [(name, v / total) for name, v in sorted(d.items(), key=lambda kv: -kv[1])[:top]]  # noqa: E731
-    return {"samples": total, "self": rank(own), "inclusive": rank(incl), "files": rank(files)}
-
-
-def print_profile(n: int, prof: dict) -> None:
-    where = f"{n} games" if isinstance(n, int) else n
-    print(
-        f"\nDaemon profile at {where} (py-spy, {prof['samples']} samples of busy time; stacks in {prof['stacks']})"
-    )
-    print("  self time by file or library: " + ", ".join(f"{name} {share:.0%}" for name, share in prof["files"][:12]))
-    print("  self time (leaf function)                                         inclusive time")
-    rows = max(len(prof["self"]), len(prof["inclusive"]))
-    for i in range(rows):
-        left = prof["self"][i] if i < len(prof["self"]) else ("", 0.0)
-        right = prof["inclusive"][i] if i < len(prof["inclusive"]) else ("", 0.0)
-        print(f"  {left[1]:6.1%} {left[0][:58]:<58}  {right[1]:6.1%} {right[0][:70]}")
-
-
 # --- report ----------------------------------------------------------------------------------
-
-
-def machine() -> dict:
-    model = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        twisted = subprocess.run(
-            [sys.executable, "-c", "import twisted; print(twisted.__version__)"], capture_output=True, text=True
-        ).stdout.strip()
-    except OSError:
-        twisted = "?"
-    return {
-        "code": code_version(),
-        "nproc": os.cpu_count(),
-        "cpu": model,
-        "python": platform.python_version(),
-        "twisted": twisted,
-        "kernel": platform.release(),
-    }
 
 
 def code_version() -> str:
@@ -946,18 +715,8 @@ def code_version() -> str:
     return f"gamed installed in the venv = {where}; git HEAD {head.stdout.strip() or '?'}"
 
 
-def fmt(x: float, digits: int = 2) -> str:
-    return "-" if x != x else f"{x:,.{digits}f}"
-
-
-def saturated(cpu: float) -> str:
-    return " (SATURATED)" if cpu >= 0.9 else ""
-
-
 def report(results: dict) -> list[tuple[str, bool | None, str]]:
-    m = results["machine"]
-    print(f"\nmachine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Twisted {m['twisted']}, Linux {m['kernel']}")
-    print(f"code: {m['code']}")
+    print_machine(results["machine"])
     a = results["args"]
     print(f"pinning: server on CPU {a['server_cpu']}, load generator on CPU {a['client_cpu']}; scheduling: {a['sched']}")
     kal, echo, relay = results.get("kalaha", {}), results.get("echo", {}), results.get("relay", {})
@@ -1080,10 +839,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
     for n, r in kal.items():
         if "profile" in r:
             print_profile(n, r["profile"])
-    if verdicts:
-        print("\nTargets")
-        for text, ok, value in verdicts:
-            print(f"  {'MET    ' if ok else 'NOT MET'}  {text}: {value}")
+    print_targets(verdicts)
     windows = list(kal.values()) + list(echo.values()) + list(relay.values())
     if eff:
         windows += eff["without"] + eff["with"]
@@ -1165,41 +921,20 @@ def parse_args(argv=None):
     return args
 
 
-def raise_nofile(need: int) -> int:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY:
-        hard = 1 << 20
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    if hard < need:
-        raise BenchError(f"need about {need} open files but the hard limit is {hard}; lower --idle or --games")
-    return hard
-
-
 def main(argv=None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
-    pinned = not args.no_pin and (os.cpu_count() or 1) >= 2
-    args.server_cpu, args.client_cpu = (1, 0) if pinned else (None, None)
-    results: dict = {"machine": machine(), "args": {}}
-    logdir = tempfile.mkdtemp(prefix="kalaha-bench-")
+    exit_on_sigterm()
+    pinned = choose_cpus(args)
+    results: dict = {"machine": machine(code_version()), "args": {}}
+    logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     args.logdir = logdir
     t_start = perf()
-    try:
+
+    def body() -> int:
         raise_nofile(max([args.idle if not args.skip_idle else 0] + [2 * g for g in args.games]) + 200)
         if pinned:
             os.sched_setaffinity(0, {args.client_cpu})
-        if args.nice:
-            try:
-                os.setpriority(os.PRIO_PROCESS, 0, args.nice)  # the servers inherit it
-            except OSError as e:
-                raise BenchError(f"cannot set niceness {args.nice}: {e}") from None
-        policy = os.sched_getscheduler(0)
-        if policy in (os.SCHED_FIFO, os.SCHED_RR):
-            name = "SCHED_FIFO" if policy == os.SCHED_FIFO else "SCHED_RR"
-            args.sched = f"{name} priority {os.sched_getparam(0).sched_priority} (real time)"
-        else:
-            args.sched = f"normal, niceness {os.getpriority(os.PRIO_PROCESS, 0)}"
+        args.sched = set_priority(args.nice)  # the servers inherit it
         results["args"] = {k: v for k, v in vars(args).items()}
         results["kalaha"], results["echo"], results["relay"] = {}, {}, {}
         for n in args.games:
@@ -1241,32 +976,9 @@ def main(argv=None) -> int:
             print(f"idle: {args.idle_games} games with and without {args.idle_held:,} idle connections ...", flush=True)
             results["idle_effect"] = idle_effect_phase(args)
             print(f"  change {results['idle_effect']['change']:+.1%}", flush=True)
-        verdicts = report(results)
-        results["targets"] = [{"target": t, "met": ok, "value": v} for t, ok, v in verdicts]
-        results["elapsed_s"] = perf() - t_start
-        print(f"\ntotal time {results['elapsed_s']:.0f} s")
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
-        return 0
-    except BenchError as e:
-        print(f"kalaha_load: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("kalaha_load: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        for proc in HELPERS:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        for server in list(Server.live):
-            server.stop()
-        if args.keep_logs:
-            print(f"server logs kept in {logdir}")
-        else:
-            for f in Path(logdir).glob("*"):
-                f.unlink()
-            os.rmdir(logdir)
+        return finish(results, report(results), t_start, args.json)
+
+    return guarded("kalaha_load", body, lambda: stop_all(logdir, args.keep_logs, "server"))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ import argparse
 import collections
 import cProfile
 import hashlib
-import json
 import os
 import pstats
 import random
@@ -50,12 +49,29 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # measure the work tree's gamed, not a copy installed in the venv
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the work tree's gamed, not the venv's copy
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
 import attrs  # noqa: E402
-from kalaha_load import cpu_jiffies, fmt, machine, pct  # noqa: E402 - the shared benchmark helpers
+from common import (  # noqa: E402 - the shared benchmark helpers
+    ROOT,
+    BenchError,
+    cpu_busy,
+    cpu_jiffies,
+    exit_on_sigterm,
+    finish,
+    fmt,
+    guarded,
+    machine,
+    note_code_change,
+    pct,
+    perf,
+    print_machine,
+    print_targets,
+    set_priority,
+    wait_quiet,
+    work_tree_version,
+)
 from twisted.internet import defer  # noqa: E402
 
 from gamed.stratego.process import ProgramSeat  # noqa: E402
@@ -66,7 +82,6 @@ from tests.stratego.corpus import ARCHIVE, logs, with_result  # noqa: E402 - the
 AI_DIR = ROOT / "examples" / "stratego"
 AI = AI_DIR / "fast_ai"
 CORPUS_SIZE = 187
-perf = time.perf_counter
 cpu = time.process_time  # this process only (CLOCK_PROCESS_CPUTIME_ID): children excluded
 
 TARGETS = {
@@ -76,10 +91,6 @@ TARGETS = {
 HALF_MOVES_150 = 300
 CUT_TURNS = 150  # the cut phase: the same games, ended (DRAW_DEFAULT) after this many full turns
 NEAR_150 = (120, 180)  # turns of the games reported directly as "~150 turns"
-
-
-class BenchError(Exception):
-    """The benchmark cannot go on (the AI cannot be built, a game did not end...)."""
 
 
 LIVE: set = set()  # ProgramSeats of the games under way: killed on the way out (Ctrl-C, errors)
@@ -163,28 +174,6 @@ async def play_game(reactor, options: MatchOptions, index: int, seeds: tuple[int
     }
 
 
-def wait_quiet(limit: float, busy_max: float = 0.15, span: float = 3.0) -> str:
-    """Wait (at most ``limit`` seconds) until the whole machine has been under ``busy_max`` of its
-    CPUs busy for ``span`` seconds; say how it went. Blocks: called between phases only."""
-    if limit <= 0:
-        return "not waited"
-    t0 = perf()
-    quiet_since = perf()
-    last = cpu_jiffies()
-    tick = os.sysconf("SC_CLK_TCK")
-    while True:
-        time.sleep(0.25)
-        now = cpu_jiffies()
-        busy = sum(b1 - b0 for (b0, _), (b1, _) in zip(last, now)) / tick / 0.25 / len(now)
-        last = now
-        if busy >= busy_max:
-            quiet_since = perf()
-        elif perf() - quiet_since >= span:
-            return f"quiet after {perf() - t0:.1f} s"
-        if perf() - t0 >= limit:
-            return f"NOT quiet after {limit:g} s: went on"
-
-
 def rusage() -> tuple[float, float, float]:
     """(this process's user+sys, its sys, its reaped children's user+sys) in seconds."""
     me = resource.getrusage(resource.RUSAGE_SELF)
@@ -220,8 +209,7 @@ async def games_phase(
     wall = perf() - t0
     stat1 = cpu_jiffies()
     self1, sys1, kids1 = rusage()
-    tick = os.sysconf("SC_CLK_TCK")
-    busy = sum((b1 - b0) / tick for (b0, _), (b1, _) in zip(stat0, stat1))
+    busy = sum(cpu_busy(stat0, stat1))
     games = [r for r in records if r is not None]
     half_moves = sum(r["half_moves"] for r in games)
     referee_cpu, ai_cpu = self1 - self0, kids1 - kids0
@@ -420,33 +408,14 @@ def print_profile(title: str, prof: dict) -> None:
 
 
 def code_version() -> str:
-    """The bench imports the work tree's gamed: its commit, uncommitted gamed/ files, a hash of
-    gamed/stratego's sources (other people may be editing the tree while the bench runs)."""
-    digest = hashlib.sha1()
-    for f in sorted((ROOT / "gamed" / "stratego").rglob("*.py")):
-        digest.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes())
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "gamed/stratego"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.split("\n")
-        commit = head.stdout.strip()
-    except OSError:
-        commit, dirty = "?", []
-    changed = [line[3:] for line in dirty if line.strip()]
-    where = "clean" if not changed else f"uncommitted changes in {', '.join(changed)}"
-    return (
-        f"the work tree ({ROOT}); git HEAD {commit or '?'}, gamed/stratego/ {where}; "
-        f"gamed/stratego/*.py sha1 {digest.hexdigest()[:10]}"
-    )
+    """The bench imports the work tree's gamed: its commit, uncommitted gamed/stratego files, a hash of
+    gamed/stratego's sources."""
+    return work_tree_version("gamed/stratego", str(ROOT))
 
 
 def report(results: dict) -> list[tuple[str, bool, str]]:
     m, a = results["machine"], results["args"]
-    print(f"\nmachine: {m['nproc']} CPUs, {m['cpu']}, Python {m['python']}, Twisted {m['twisted']}, Linux {m['kernel']}")
-    print(f"code: {m['code']}")
-    if "code_at_end" in m:
-        print(f"WARNING: gamed/stratego changed during the run; at the end: {m['code_at_end']}")
+    print_machine(m, "gamed/stratego")
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in m['loadavg'])}; scheduling: {a['sched']}")
     opts = results["options"]
     print(
@@ -583,10 +552,7 @@ def report(results: dict) -> list[tuple[str, bool, str]]:
                 "; ".join(parts),
             )
         )
-    if verdicts:
-        print("\nTargets")
-        for text, ok, value in verdicts:
-            print(f"  {'MET    ' if ok else 'NOT MET'}  {text}: {value}")
+    print_targets(verdicts)
     others = [p["other_cpu"] for p in phases + ([results["cut"]] if results.get("cut") else [])]
     if others and max(others) >= 0.25:
         print(
@@ -695,24 +661,14 @@ async def run(reactor, args, results: dict) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+    exit_on_sigterm()
     results: dict = {"machine": {}, "args": {}}
     t_start = perf()
-    try:
-        results["machine"] = machine()
-        results["machine"]["code"] = code_version()
+
+    def body() -> int:
+        results["machine"] = machine(code_version())
         results["machine"]["loadavg"] = list(os.getloadavg())
-        if args.nice:
-            try:
-                os.setpriority(os.PRIO_PROCESS, 0, args.nice)  # the AIs inherit it
-            except OSError as e:
-                raise BenchError(f"cannot set niceness {args.nice}: {e}") from None
-        policy = os.sched_getscheduler(0)
-        if policy in (os.SCHED_FIFO, os.SCHED_RR):
-            name = "SCHED_FIFO" if policy == os.SCHED_FIFO else "SCHED_RR"
-            args.sched = f"{name} priority {os.sched_getparam(0).sched_priority} (real time)"
-        else:
-            args.sched = f"normal, niceness {os.getpriority(os.PRIO_PROCESS, 0)}"
+        args.sched = set_priority(args.nice)  # the AIs inherit it
         results["args"] = dict(vars(args))
         results["ai_sha1"] = build_ai() if not args.skip_games else "-"
 
@@ -721,7 +677,7 @@ def main(argv=None) -> int:
         failure: list = []
         done: list = []
 
-        async def body() -> None:
+        async def play() -> None:
             try:
                 await run(reactor, args, results)
                 done.append(True)
@@ -741,7 +697,7 @@ def main(argv=None) -> int:
             # After Twisted's own handlers (it installs SIGCHLD's, which reaps the AIs).
             signal.signal(signal.SIGINT, on_signal)
             signal.signal(signal.SIGTERM, on_signal)
-            defer.ensureDeferred(body())
+            defer.ensureDeferred(play())
 
         reactor.callWhenRunning(started)
         reactor.run(installSignalHandlers=True)
@@ -752,33 +708,24 @@ def main(argv=None) -> int:
                 print("stratego_referee: terminated", file=sys.stderr)
                 return 143
             raise KeyboardInterrupt
-        code_now = code_version()
-        if code_now.rsplit("sha1 ", 1)[1] != results["machine"]["code"].rsplit("sha1 ", 1)[1]:
-            results["machine"]["code_at_end"] = code_now
-        verdicts = report(results)
-        results["targets"] = [{"target": t, "met": ok, "value": v} for t, ok, v in verdicts]
-        results["elapsed_s"] = perf() - t_start
-        print(f"\ntotal time {results['elapsed_s']:.0f} s")
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
-        return 0
-    except BenchError as e:
-        print(f"stratego_referee: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("stratego_referee: interrupted", file=sys.stderr)
-        return 130
-    finally:
-        for seat in list(LIVE):  # AIs of a game cut short (they may be SIGSTOPped): their groups
-            if seat.pid is not None:
-                try:
-                    os.killpg(seat.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                try:
-                    os.waitpid(seat.pid, 0)
-                except ChildProcessError:
-                    pass
+        note_code_change(results["machine"], code_version())
+        return finish(results, report(results), t_start, args.json)
+
+    return guarded("stratego_referee", body, kill_live_seats)
+
+
+def kill_live_seats() -> None:
+    """The AIs of a game cut short (they may be SIGSTOPped): their process groups."""
+    for seat in list(LIVE):
+        if seat.pid is not None:
+            try:
+                os.killpg(seat.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                os.waitpid(seat.pid, 0)
+            except ChildProcessError:
+                pass
 
 
 if __name__ == "__main__":
