@@ -65,6 +65,14 @@ class FightConfig:
 
 
 @attrs.frozen
+class CombatConfig:
+    """Settings of the GGZ Combat service. It is being built (issue 5): off unless a port is given."""
+
+    listen: tuple[str, ...] = ()  # will be ("tcp:5688",) once the game is complete
+    seats: int = 2  # seats per table (2..15)
+
+
+@attrs.frozen
 class AiProgram:
     """A Stratego AI program registered with the daemon ([stratego.ai.<name>])."""
 
@@ -103,12 +111,19 @@ class Config:
     kalaha: KalahaConfig = KalahaConfig()
     fight: FightConfig = FightConfig()
     stratego: StrategoConfig = StrategoConfig()
+    combat: CombatConfig = CombatConfig()
     limits: Limits = Limits()
 
 
 FIRST_CHOICES = ("arrival", "alternate", "random")
 
-_SECTIONS: dict[str, type] = {"kalaha": KalahaConfig, "fight": FightConfig, "stratego": StrategoConfig, "limits": Limits}
+_SECTIONS: dict[str, type] = {
+    "kalaha": KalahaConfig,
+    "fight": FightConfig,
+    "stratego": StrategoConfig,
+    "combat": CombatConfig,
+    "limits": Limits,
+}
 AI_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 WORKDIRS = ("fresh", "persistent")
 
@@ -216,6 +231,8 @@ def validate(config: Config) -> None:
         raise ConfigError(f"fight.max_line must be 16 to 65536 bytes, not {f.max_line}")
     if f.max_lines < 1:
         raise ConfigError("fight.max_lines must be at least 1")
+    if not 2 <= config.combat.seats <= 15:
+        raise ConfigError(f"combat.seats must be 2 to 15, not {config.combat.seats}")
     st = config.stratego
     if st.rounds and len(st.ai) < 2:
         raise ConfigError("stratego.rounds needs at least two AI programs in [stratego.ai.<name>]")

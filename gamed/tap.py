@@ -51,6 +51,7 @@ _SETTINGS = {
     "fight-gui-lag": ("fight", "gui_lag"),
     "fight-gui-buffer": ("fight", "gui_buffer"),
     "fight-gui-interval": ("fight", "gui_interval"),
+    "combat-seats": ("combat", "seats"),
     "max-line": ("limits", "max_line"),
     "idle-timeout": ("limits", "idle_timeout"),
     "max-connections": ("limits", "max_connections"),
@@ -62,7 +63,12 @@ _SETTINGS = {
 
 
 # listen option -> (config section, setting)
-_LISTEN = {"kalaha": ("kalaha", "listen"), "fight": ("fight", "listen"), "fight-gui": ("fight", "gui_listen")}
+_LISTEN = {
+    "kalaha": ("kalaha", "listen"),
+    "fight": ("fight", "listen"),
+    "fight-gui": ("fight", "gui_listen"),
+    "combat": ("combat", "listen"),
+}
 
 
 def _default(section: str, setting: str) -> Any:
@@ -101,6 +107,7 @@ class Options(usage.Options):
         ["fight-gui-lag", None, None, f"Turns observers are kept behind the game [default: {_default('fight', 'gui_lag')}]"],
         ["fight-gui-buffer", None, None, f"Bytes an observer may leave unread before it is dropped [default: {_default('fight', 'gui_buffer')}]"],
         ["fight-gui-interval", None, None, f"Seconds observer events are gathered before they are sent, 0 = at once [default: {_default('fight', 'gui_interval'):g}]"],
+        ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
@@ -129,6 +136,10 @@ class Options(usage.Options):
         """Listen for Virtual Fight AIs on this strports description; repeatable; 'none' = off [default: tcp:4500]"""
         self.listen.setdefault("fight", []).append(description)
 
+    def opt_combat(self, description: str) -> None:
+        """Listen for GGZ Combat clients (in development: off by default); repeatable [default: none]"""
+        self.listen.setdefault("combat", []).append(description)
+
     def opt_fight_gui(self, description: str) -> None:
         """Listen for Virtual Fight observers (GUIs); repeatable; 'none' = off [default: tcp:4550]"""
         self.listen.setdefault("fight-gui", []).append(description)
@@ -150,7 +161,7 @@ class Options(usage.Options):
         for option, descriptions in listen.items():
             for description in descriptions:
                 check_description(option, description)
-        if not (listen["kalaha"] or listen["fight"] or cfg.stratego.ai):
+        if not (listen["kalaha"] or listen["fight"] or listen["combat"] or cfg.stratego.ai):
             raise usage.UsageError("every game is switched off: nothing to serve")
         if cfg.fight.listen:
             try:
@@ -249,6 +260,12 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
         _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
         fight.setServiceParent(root)
+    if cfg.combat.listen:
+        from gamed.combat.service import CombatService
+
+        combat = CombatService(cfg.limits, reactor, seats=cfg.combat.seats)
+        _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
+        combat.setServiceParent(root)
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService
 

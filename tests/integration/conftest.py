@@ -27,9 +27,17 @@ async def start_daemon():
     started: list[Daemon] = []
 
     async def start(
-        *extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_gui: str = "none", timeout: float = 20
+        *extra: str,
+        kalaha: str = LOOPBACK,
+        fight: str = "none",
+        fight_gui: str = "none",
+        combat: str | None = None,
+        timeout: float = 20,
     ) -> Daemon:
         ports = [kalaha, fight, fight_gui]
+        if combat is not None:
+            extra = ("--combat", combat, *extra)
+            ports.append(combat)
         daemon = spawn(
             gamed_args(*extra, kalaha=kalaha, fight=fight, fight_gui=fight_gui),
             expect_ports=sum(p != "none" for p in ports),
