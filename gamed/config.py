@@ -70,6 +70,8 @@ class CombatConfig:
 
     listen: tuple[str, ...] = ()  # will be ("tcp:5688",) once the game is complete
     seats: int = 2  # seats per table (2..15)
+    move_time: float = 600.0  # seconds per move; the seat to move loses when it runs out; 0 = none
+    rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return
 
 
 @attrs.frozen

@@ -52,6 +52,8 @@ _SETTINGS = {
     "fight-gui-buffer": ("fight", "gui_buffer"),
     "fight-gui-interval": ("fight", "gui_interval"),
     "combat-seats": ("combat", "seats"),
+    "combat-move-time": ("combat", "move_time"),
+    "combat-rejoin-grace": ("combat", "rejoin_grace"),
     "max-line": ("limits", "max_line"),
     "idle-timeout": ("limits", "idle_timeout"),
     "max-connections": ("limits", "max_connections"),
@@ -108,6 +110,8 @@ class Options(usage.Options):
         ["fight-gui-buffer", None, None, f"Bytes an observer may leave unread before it is dropped [default: {_default('fight', 'gui_buffer')}]"],
         ["fight-gui-interval", None, None, f"Seconds observer events are gathered before they are sent, 0 = at once [default: {_default('fight', 'gui_interval'):g}]"],
         ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
+        ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
+        ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept [default: {_default('combat', 'rejoin_grace'):g}]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
@@ -263,7 +267,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.combat.listen:
         from gamed.combat.service import CombatService
 
-        combat = CombatService(cfg.limits, reactor, seats=cfg.combat.seats)
+        combat = CombatService(cfg.limits, reactor, cfg.combat)
         _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
         combat.setServiceParent(root)
     if cfg.stratego.ai:

@@ -1,8 +1,11 @@
 """The GGZ Combat service: tables of seats, filled in arrival order, each a pure ``CombatTable``.
 
-A new connection takes the lowest free seat of the oldest table that is still waiting for players
-(a new table when none is), and is told so by the table's own messages (CBT_MSG_SEAT, ...). A
-table whose every seat has left is removed.
+A new connection takes a seat kept for a player who dropped out of a running game (rejoin grace)
+first, else the lowest free seat of the oldest table still waiting for players, else a seat at a
+new table; it is told so by the table's own messages (CBT_MSG_SEAT, ...). Nobody can stall a
+table: the seat to move has ``move_time`` seconds (a turn on the shared ``TurnScheduler``), and a
+seat that dropped during play is kept ``rejoin_grace`` seconds; when either runs out that seat
+loses (``CombatTable.forfeit``), and the reason is logged. A table everyone left is removed.
 """
 
 from __future__ import annotations
@@ -10,14 +13,15 @@ from __future__ import annotations
 import random
 
 import attrs
-from twisted.internet.interfaces import IReactorTime
+from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 
 from gamed.combat.protocol import CombatFactory, CombatProtocol
 from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import SeatKind, State
-from gamed.config import Limits
+from gamed.config import CombatConfig, Limits
 from gamed.gameservice import GameService
+from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import ConnectionLimits
 
 
@@ -30,69 +34,162 @@ class Seating:
     table_id: int
 
 
+@attrs.define(eq=False)
+class _Table:
+    """A table with what the service keeps beside it: who sits where, the move clock, the graces."""
+
+    id: int
+    table: CombatTable
+    sitting: dict[int, CombatProtocol] = attrs.field(factory=dict)
+    clock: TurnScheduler | None = None
+    graces: dict[int, IDelayedCall] = attrs.field(factory=dict)
+
+
 class CombatService(GameService):
-    """Seats Combat connections at tables of ``seats`` seats and relays their messages."""
+    """Seats Combat connections at tables and relays their messages; runs the move clocks."""
 
     _log = Logger()
     name = "combat"
 
-    def __init__(self, limits: Limits, clock: IReactorTime, seats: int = 2, rng: random.Random | None = None):
+    def __init__(
+        self,
+        limits: Limits,
+        clock: IReactorTime,
+        config: CombatConfig = CombatConfig(),
+        rng: random.Random | None = None,
+    ):
         super().__init__(limits, clock)
-        self.seats = seats
+        self.config = config
         self.rng = rng or random.Random()
         self.tables: dict[int, CombatTable] = {}
-        self._sitting: dict[int, dict[int, CombatProtocol]] = {}
+        self._tables: dict[int, _Table] = {}
         self._next_id = 1
         self.factory = CombatFactory(self)
 
     def port_factory(self) -> ConnectionLimits:
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer)
 
+    # --- seating ---------------------------------------------------------------------------
+
     def seat(self, protocol: CombatProtocol) -> None:
-        """Give ``protocol`` the lowest free seat of the oldest waiting table."""
-        for table_id, table in self.tables.items():
+        """Give ``protocol`` a seat: one kept for a returning player, else a waiting table's."""
+        for entry in self._tables.values():
+            for seat in sorted(entry.graces):
+                entry.graces.pop(seat).cancel()
+                self._log.info("combat table {table}: {name} takes over seat {seat}", table=entry.id, name=protocol.name, seat=seat)
+                return self._join(protocol, entry, seat)
+        for entry in self._tables.values():
+            table = entry.table
             if table.state is State.WAIT:
                 for seat in range(table.number):
-                    if seat not in self._sitting[table_id] and table.seats[seat].kind is SeatKind.OPEN:
-                        return self._join(protocol, table_id, table, seat)
-        table_id = self._next_id
+                    if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
+                        return self._join(protocol, entry, seat)
+        entry = _Table(self._next_id, None)
         self._next_id += 1
-        table = CombatTable(self.seats, rng=self.rng, log=lambda line, t=table_id: self._table_log(t, line))
-        self.tables[table_id] = table
-        self._sitting[table_id] = {}
-        self._join(protocol, table_id, table, 0)
+        entry.table = CombatTable(self.config.seats, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
+        self._tables[entry.id] = entry
+        self.tables[entry.id] = entry.table
+        self._join(protocol, entry, 0)
 
-    def _join(self, protocol: CombatProtocol, table_id: int, table: CombatTable, seat: int) -> None:
-        seating = Seating(table, seat, table_id)
+    def _join(self, protocol: CombatProtocol, entry: _Table, seat: int) -> None:
+        seating = Seating(entry.table, seat, entry.id)
         protocol.seating = seating
-        self._sitting[table_id][seat] = protocol
-        self._log.info("combat table {table}: {name} takes seat {seat}", table=table_id, name=protocol.name, seat=seat)
-        self.deliver(seating, table.join(seat, protocol.name))
+        entry.sitting[seat] = protocol
+        self._log.info("combat table {table}: {name} takes seat {seat}", table=entry.id, name=protocol.name, seat=seat)
+        self.deliver(seating, entry.table.join(seat, protocol.name))
 
     def deliver(self, seating: Seating, out: Outgoing) -> None:
-        """Write each (seat, message) the table produced to that seat's connection."""
-        sitting = self._sitting.get(seating.table_id, {})
+        """Write each (seat, message) the table produced to that seat's connection, then keep the
+        move clock in step with the table."""
+        entry = self._tables.get(seating.table_id)
+        if entry is None:
+            return
         for seat, message in out:
-            protocol = sitting.get(seat)
+            protocol = entry.sitting.get(seat)
             if protocol is not None:
                 protocol.send(message)
+        self._tick(entry)
 
     def vacate(self, seating: Seating, reason: str | None) -> None:
-        """The connection of ``seating`` is gone (``reason``: why we closed it, None: it left)."""
-        sitting = self._sitting.get(seating.table_id)
-        if sitting is None or sitting.get(seating.seat) is None:
+        """The connection of ``seating`` is gone (``reason``: why we closed it, None: it left).
+        During a game its seat is kept for the rejoin grace period."""
+        entry = self._tables.get(seating.table_id)
+        if entry is None or entry.sitting.get(seating.seat) is None:
             return
-        del sitting[seating.seat]
-        table = seating.table
+        del entry.sitting[seating.seat]
+        table = entry.table
+        playing = table.state is State.PLAYING
         out = table.leave(seating.seat) if reason is None else table.drop(seating.seat, reason)
         self.deliver(seating, out)
-        if not sitting:
-            del self._sitting[seating.table_id]
-            del self.tables[seating.table_id]
+        if not entry.sitting:
+            self._remove(entry)
+        elif playing and table.state is State.PLAYING and self.config.rejoin_grace:
+            seat = seating.seat
+            entry.graces[seat] = self.clock.callLater(self.config.rejoin_grace, self._grace_over, entry, seat)
+
+    def _grace_over(self, entry: _Table, seat: int) -> None:
+        entry.graces.pop(seat, None)
+        self._forfeit(entry, seat, f"did not come back within {self.config.rejoin_grace:g} s")
+
+    def _remove(self, entry: _Table) -> None:
+        for call in entry.graces.values():
+            call.cancel()
+        entry.graces.clear()
+        if entry.clock is not None:
+            entry.clock.stop()
+        self._tables.pop(entry.id, None)
+        self.tables.pop(entry.id, None)
+
+    # --- the move clock --------------------------------------------------------------------
+
+    def _tick(self, entry: _Table) -> None:
+        """Keep one open scheduler turn for the seat to move while the table plays."""
+        table = entry.table
+        if not self.config.move_time:
+            return
+        if table.state is not State.PLAYING:
+            if entry.clock is not None:
+                entry.clock.stop()
+                entry.clock = None
+            return
+        if entry.clock is None:
+            entry.clock = TurnScheduler(
+                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), self.config.move_time, StrikePolicy(limit=0)
+            )
+        turn = entry.clock.live_turn()  # a passed deadline forfeits first (and may end the game)
+        if entry.clock is None or table.state is not State.PLAYING:
+            return
+        if turn is not None and table.turn in turn.seats:
+            return
+        if turn is not None:
+            for seat in turn.seats:
+                entry.clock.finish(seat)
+        if entry.clock.current is None or entry.clock.current.closed:
+            entry.clock.open([table.turn])
+
+    def _turn_closed(self, entry: _Table, turn: Turn) -> None:
+        for seat in turn.timed_out:
+            self._forfeit(entry, seat, f"its move time of {self.config.move_time:g} s ran out")
+
+    def _forfeit(self, entry: _Table, seat: int, reason: str) -> None:
+        if self._tables.get(entry.id) is not entry:
+            return
+        self._log.info("combat table {table}: seat {seat} loses: {reason}", table=entry.id, seat=seat, reason=reason)
+        out = entry.table.forfeit(seat, reason)
+        self.deliver(Seating(entry.table, seat, entry.id), out)
+
+    # --- service ---------------------------------------------------------------------------
 
     def _table_log(self, table_id: int, line: str) -> None:
         self._log.info("combat table {table}: {line}", table=table_id, line=line)
 
     def abort_games(self) -> None:
-        if self.tables:
-            self._log.info("closing {n} combat tables for shutdown", n=len(self.tables))
+        if self._tables:
+            self._log.info("closing {n} combat tables for shutdown", n=len(self._tables))
+        for entry in list(self._tables.values()):
+            for call in entry.graces.values():
+                call.cancel()
+            entry.graces.clear()
+            if entry.clock is not None:
+                entry.clock.stop()
+                entry.clock = None

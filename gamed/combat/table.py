@@ -402,6 +402,24 @@ class CombatTable:
         self.state = State.PLAYING
         return out
 
+    def forfeit(self, seat: int, reason: str) -> Outgoing:
+        """``seat`` loses by time (its move time or its rejoin grace ran out) during PLAYING.
+
+        With two seats the other seat wins (GAMEOVER + full SYNC to each connected seat, DONE).
+        With more seats the game goes on without it: its turn passes to the next seat, and the
+        other seats are synchronised. Outside PLAYING nothing happens."""
+        self._check_seat(seat)
+        game = self._game
+        if self.state is not State.PLAYING or game is None:
+            return []
+        self._log(f"seat {seat} forfeits: {reason}")
+        if self.number == 2:
+            game.winner = 1 - seat
+            return self._end(game.winner)
+        if game.turn == seat:
+            game.turn = 0 if game.turn >= self.number - 1 else game.turn + 1
+        return [(s, self._own_sync(s)) for s in self.connected]
+
     def _end(self, winner: int) -> Outgoing:
         """The game-ending move (§11.5): GAMEOVER + full SYNC (state byte PLAYING) to each
         connected seat, then DONE."""

@@ -10,7 +10,7 @@ from twisted.internet.task import Clock
 from gamed.combat import wire
 from gamed.combat.maps import shipped_maps
 from gamed.combat.service import CombatService
-from gamed.config import Limits
+from gamed.config import CombatConfig, Limits
 from gamed.stratego.rules import Unit
 from tests.memclient import Client
 
@@ -96,3 +96,57 @@ def test_a_table_everyone_left_is_removed():
     alice = Player(service)
     alice.client.drop()
     assert service.tables == {}
+
+
+def started(service):
+    """Two players at a started game on the Default map (their reads emptied)."""
+    alice, bob = Player(service), Player(service)
+    alice.send(wire.HostOptions.of(DEFAULT))
+    alice.send(wire.MsgSetup(wire.write_setup(DEFAULT, 0, placement(0))))
+    bob.send(wire.MsgSetup(wire.write_setup(DEFAULT, 1, placement(1))))
+    alice.read()
+    bob.read()
+    return alice, bob
+
+
+def test_the_seat_to_move_loses_when_its_move_time_runs_out():
+    clock = Clock()
+    service = CombatService(Limits(idle_timeout=0), clock, CombatConfig(move_time=60), rng=random.Random(1))
+    alice, bob = started(service)
+    clock.advance(50)
+    alice.send(wire.ReqMove(30, 40))  # in time: bob's clock starts now
+    alice.read()
+    bob.read()
+    clock.advance(59)
+    assert bob.read() == []
+    clock.advance(1)
+    got = bob.read()
+    assert got[0] == wire.MsgGameover(0) and isinstance(got[1], wire.MsgSync), "seat 0 wins on time"
+    assert alice.read()[0] == wire.MsgGameover(0)
+
+
+def test_a_dropped_player_may_come_back_within_the_grace_period():
+    clock = Clock()
+    config = CombatConfig(move_time=0, rejoin_grace=120)
+    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1))
+    alice, bob = started(service)
+    bob.client.drop()
+    alice.read()
+    clock.advance(100)
+    back = Player(service)
+    got = back.read()
+    assert got[0] == wire.MsgSeat(1, 2), "the next joiner takes the kept seat"
+    assert any(isinstance(m, wire.MsgSync) for m in got) and isinstance(got[-1], wire.MsgStart)
+    clock.advance(100)
+    alice.send(wire.ReqMove(30, 40))
+    assert back.read() == [wire.MsgMove(30, 40)], "the game goes on with the returned player"
+
+
+def test_a_seat_not_back_in_time_loses():
+    clock = Clock()
+    service = CombatService(Limits(idle_timeout=0), clock, CombatConfig(move_time=0, rejoin_grace=120), rng=random.Random(1))
+    alice, bob = started(service)
+    bob.client.drop()
+    alice.read()
+    clock.advance(120)
+    assert alice.read()[0] == wire.MsgGameover(0)
