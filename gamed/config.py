@@ -69,6 +69,7 @@ class CombatConfig:
     """Settings of the GGZ Combat service. It is being built (issue 5): off unless a port is given."""
 
     listen: tuple[str, ...] = ()  # will be ("tcp:5688",) once the game is complete
+    text_listen: tuple[str, ...] = ()  # the handshake port; will be ("tcp:5689",)
     seats: int = 2  # seats per table (2..15)
     move_time: float = 600.0  # seconds per move; the seat to move loses when it runs out; 0 = none
     rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return

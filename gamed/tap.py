@@ -70,6 +70,7 @@ _LISTEN = {
     "fight": ("fight", "listen"),
     "fight-gui": ("fight", "gui_listen"),
     "combat": ("combat", "listen"),
+    "combat-text": ("combat", "text_listen"),
 }
 
 
@@ -144,6 +145,10 @@ class Options(usage.Options):
         """Listen for GGZ Combat clients (in development: off by default); repeatable [default: none]"""
         self.listen.setdefault("combat", []).append(description)
 
+    def opt_combat_text(self, description: str) -> None:
+        """Listen for GGZ Combat clients that start with the text handshake (in development) [default: none]"""
+        self.listen.setdefault("combat-text", []).append(description)
+
     def opt_fight_gui(self, description: str) -> None:
         """Listen for Virtual Fight observers (GUIs); repeatable; 'none' = off [default: tcp:4550]"""
         self.listen.setdefault("fight-gui", []).append(description)
@@ -165,7 +170,7 @@ class Options(usage.Options):
         for option, descriptions in listen.items():
             for description in descriptions:
                 check_description(option, description)
-        if not (listen["kalaha"] or listen["fight"] or listen["combat"] or cfg.stratego.ai):
+        if not (listen["kalaha"] or listen["fight"] or listen["combat"] or listen["combat-text"] or cfg.stratego.ai):
             raise usage.UsageError("every game is switched off: nothing to serve")
         if cfg.fight.listen:
             try:
@@ -264,11 +269,12 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
         _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
         fight.setServiceParent(root)
-    if cfg.combat.listen:
+    if cfg.combat.listen or cfg.combat.text_listen:
         from gamed.combat.service import CombatService
 
         combat = CombatService(cfg.limits, reactor, cfg.combat)
         _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
+        _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
         combat.setServiceParent(root)
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService

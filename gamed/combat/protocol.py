@@ -1,9 +1,11 @@
-"""The GGZ Combat binary protocol (port 5688): one connection is one seat at a table.
+"""The GGZ Combat binary protocol (port 5688) and its text handshake (port 5689).
 
 Thin by design: bytes are parsed and encoded by ``gamed.combat.wire``, everything a message means
 is decided by the pure ``CombatTable``; this adapter only moves messages between the two and the
-sockets. Original clients speak only after CBT_MSG_SEAT, so a connection is seated at once, in
-arrival order, under a default name (``player<k>``).
+sockets. Original clients speak only after CBT_MSG_SEAT, so on 5688 a connection is seated at
+once, in arrival order, under a default name (``player<k>``). On 5689 a client first talks a few
+text lines (``NAME``, ``TABLE <name> [<seats>]``, ``PLAY``; see docs/protocols/combat.md); after
+``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT.
 """
 
 from __future__ import annotations
@@ -26,8 +28,14 @@ class CombatProtocol(Protocol, TimeoutMixin):
 
     _log = Logger()
 
-    def __init__(self, service: CombatService, number: int):
+    HANDSHAKE_LINE = 256  # longest handshake line, in bytes
+
+    def __init__(self, service: CombatService, number: int, handshake: bool = False):
         self.service = service
+        self.handshake = handshake
+        self.table_name: str | None = None
+        self.table_seats: int | None = None
+        self._text = b""
         self.clock = service.clock
         self.name = f"player{number}"
         self.parser = wire.Parser()
@@ -50,10 +58,19 @@ class CombatProtocol(Protocol, TimeoutMixin):
         if self.service.limits.idle_timeout:
             self.setTimeout(self.service.limits.idle_timeout)
         self.service.connected(self)
-        self.service.seat(self)
+        if self.handshake:
+            self._say("COMBAT gamed: NAME <name>, TABLE <table> [<seats>], then PLAY; HELP for more")
+        else:
+            self.service.seat(self)
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
-        if self.closing or self.seating is None:
+        if self.closing:
+            return
+        if self.handshake:
+            data = self._handshake_data(data)
+            if not data or self.closing:
+                return
+        if self.seating is None:
             return
         self.resetTimeout()
         try:
@@ -67,6 +84,66 @@ class CombatProtocol(Protocol, TimeoutMixin):
             if self.closing:
                 return
             self._receive(message)
+
+    # --- the text handshake (port 5689) ------------------------------------------------------
+
+    def _say(self, line: str) -> None:
+        self.transport.write(line.encode("ascii", "replace") + b"\r\n")
+
+    def _handshake_data(self, data: bytes) -> bytes:
+        """Handle the handshake lines in ``data``; returns the bytes after ``PLAY`` (binary)."""
+        self.resetTimeout()
+        buffer = self._text + data
+        while self.handshake and not self.closing:
+            end = buffer.find(b"\n")
+            if end < 0:
+                if len(buffer) > self.HANDSHAKE_LINE:
+                    self._say("ERROR line too long")
+                    self.close("handshake line too long")
+                    return b""
+                self._text = buffer
+                return b""
+            line, buffer = buffer[:end], buffer[end + 1 :]
+            self._handshake_line(line.rstrip(b"\r").decode("ascii", "replace").strip())
+        self._text = b""
+        return buffer
+
+    def _handshake_line(self, text: str) -> None:
+        words = text.split()
+        if not words:
+            return
+        command, args = words[0].upper(), words[1:]
+        if command == "NAME" and len(args) == 1 and wire_name(args[0]):
+            self.name = args[0]
+            self._say(f"OK NAME {self.name}")
+        elif command == "TABLE" and len(args) in (1, 2) and wire_name(args[0]):
+            seats = None
+            if len(args) == 2:
+                if not args[1].isdigit() or not 2 <= int(args[1]) <= 15:
+                    return self._say("ERROR seats must be 2 to 15")
+                seats = int(args[1])
+            self.table_name, self.table_seats = args[0], seats
+            self._say(f"OK TABLE {self.table_name}")
+        elif command == "PLAY":
+            why = self.service.can_seat(self)
+            if why:
+                return self._say(f"ERROR {why}")
+            self._say("OK PLAY: binary protocol follows")
+            self.handshake = False
+            self.service.seat(self)
+        elif command == "HELP":
+            for line in (
+                "NAME <name>            your name at the table (1-32 letters, digits, _ . -)",
+                "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
+                "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
+                "QUIT                   leave",
+            ):
+                self._say(line)
+        elif command == "QUIT":
+            self._say("BYE")
+            self.close("quit during the handshake")
+        else:
+            self._say("ERROR unknown command or bad arguments; HELP lists the commands")
 
     def _receive(self, message) -> None:
         seating = self.seating
@@ -110,20 +187,24 @@ class CombatProtocol(Protocol, TimeoutMixin):
         self.service.disconnected(self)
 
 
+def wire_name(name: str) -> bool:
+    """True for a player or table name the handshake accepts."""
+    return 1 <= len(name) <= 32 and all(c.isascii() and (c.isalnum() or c in "_.-") for c in name)
+
+
 class CombatFactory(Factory):
-    """Builds a CombatProtocol per connection for one CombatService."""
+    """Builds a CombatProtocol per connection for one CombatService (``handshake``: port 5689)."""
 
     noisy = False
 
-    def __init__(self, service: CombatService):
+    def __init__(self, service: CombatService, handshake: bool = False):
         self.service = service
-        self._count = 0
+        self.handshake = handshake
 
     def logPrefix(self) -> str:  # noqa: N802
-        return "combat"
+        return "combat-text" if self.handshake else "combat"
 
     def buildProtocol(self, addr) -> CombatProtocol:  # noqa: N802
-        self._count += 1
-        protocol = CombatProtocol(self.service, self._count)
+        protocol = CombatProtocol(self.service, self.service.next_player_number(), self.handshake)
         protocol.factory = self
         return protocol

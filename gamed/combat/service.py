@@ -40,6 +40,7 @@ class _Table:
 
     id: int
     table: CombatTable
+    name: str | None = None  # a named table (handshake port), None for the arrival-order ones
     sitting: dict[int, CombatProtocol] = attrs.field(factory=dict)
     clock: TurnScheduler | None = None
     graces: dict[int, IDelayedCall] = attrs.field(factory=dict)
@@ -64,29 +65,67 @@ class CombatService(GameService):
         self.tables: dict[int, CombatTable] = {}
         self._tables: dict[int, _Table] = {}
         self._next_id = 1
+        self._players = 0
         self.factory = CombatFactory(self)
+        self.text_factory = CombatFactory(self, handshake=True)
 
     def port_factory(self) -> ConnectionLimits:
+        """The binary port (5688): seated at once, in arrival order."""
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer)
+
+    def text_port_factory(self) -> ConnectionLimits:
+        """The handshake port (5689): name and table first, then the binary protocol."""
+        return ConnectionLimits(self.text_factory, self.limits.max_connections, self.limits.max_per_peer)
+
+    def next_player_number(self) -> int:
+        self._players += 1
+        return self._players
+
+    def can_seat(self, protocol: CombatProtocol) -> str | None:
+        """Why ``protocol``'s PLAY cannot be served (None: it can)."""
+        name = protocol.table_name
+        if name is None:
+            return None
+        entry = self._named(name)
+        if entry is None or entry.graces:
+            return None
+        table = entry.table
+        if table.state is not State.WAIT:
+            return f"table {name} is playing"
+        if protocol.table_seats is not None and protocol.table_seats != table.number:
+            return f"table {name} has {table.number} seats"
+        return None
+
+    def _named(self, name: str) -> _Table | None:
+        for entry in self._tables.values():
+            if entry.name == name:
+                return entry
+        return None
 
     # --- seating ---------------------------------------------------------------------------
 
     def seat(self, protocol: CombatProtocol) -> None:
-        """Give ``protocol`` a seat: one kept for a returning player, else a waiting table's."""
-        for entry in self._tables.values():
+        """Give ``protocol`` a seat at its named table, or (anonymous: the binary port, or no
+        TABLE) at the arrival-order tables: one kept for a returning player first, else a free seat
+        of the oldest waiting table, else the first seat of a new table. Named tables are only
+        ever joined by name."""
+        name = protocol.table_name
+        candidates = [e for e in self._tables.values() if e.name == name]
+        for entry in candidates:
             for seat in sorted(entry.graces):
                 entry.graces.pop(seat).cancel()
                 self._log.info("combat table {table}: {name} takes over seat {seat}", table=entry.id, name=protocol.name, seat=seat)
                 return self._join(protocol, entry, seat)
-        for entry in self._tables.values():
+        for entry in candidates:
             table = entry.table
             if table.state is State.WAIT:
                 for seat in range(table.number):
                     if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
                         return self._join(protocol, entry, seat)
-        entry = _Table(self._next_id, None)
+        seats = protocol.table_seats or self.config.seats
+        entry = _Table(self._next_id, None, name)
         self._next_id += 1
-        entry.table = CombatTable(self.config.seats, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
+        entry.table = CombatTable(seats, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
         self._tables[entry.id] = entry
         self.tables[entry.id] = entry.table
         self._join(protocol, entry, 0)

@@ -150,3 +150,95 @@ def test_a_seat_not_back_in_time_loses():
     alice.read()
     clock.advance(120)
     assert alice.read()[0] == wire.MsgGameover(0)
+
+
+class TextPlayer(Player):
+    """A client of the handshake port: text lines first, then the binary protocol."""
+
+    def __init__(self, service):
+        self.client = Client(service, factory=service.text_port_factory())
+        self.parser = wire.ClientParser()
+        self.greeting = self.lines()
+
+    def say(self, *lines: str) -> None:
+        self.client.raw(b"".join(line.encode() + b"\r\n" for line in lines))
+
+    def lines(self) -> list[str]:
+        data = self.client.transport.value()
+        self.client.transport.clear()
+        text, _, rest = data.partition(b"OK PLAY: binary protocol follows\r\n")
+        lines = text.decode("ascii").split("\r\n")[:-1]
+        if _:
+            lines.append("OK PLAY: binary protocol follows")
+            self.binary = self.parser.feed(rest)
+        return lines
+
+
+def test_the_handshake_chooses_name_and_table_then_switches_to_binary():
+    service = make_service()
+    alice = TextPlayer(service)
+    assert alice.greeting[0].startswith("COMBAT gamed:")
+    alice.say("NAME alice", "TABLE t1", "PLAY")
+    assert alice.lines() == ["OK NAME alice", "OK TABLE t1", "OK PLAY: binary protocol follows"]
+    assert alice.binary[0] == wire.MsgSeat(0, 2)
+    assert alice.binary[1].seats[0].name == "alice"
+    anonymous = Player(service)
+    assert anonymous.read()[0] == wire.MsgSeat(0, 2), "the binary port does not join a named table"
+    bob = TextPlayer(service)
+    bob.say("NAME bob", "TABLE t1", "PLAY")
+    assert bob.lines()[-1].startswith("OK PLAY") and bob.binary[0] == wire.MsgSeat(1, 2)
+
+
+def test_the_first_at_a_named_table_sets_its_seats():
+    service = make_service()
+    host = TextPlayer(service)
+    host.say("TABLE big 3", "PLAY")
+    host.lines()
+    assert host.binary[0] == wire.MsgSeat(0, 3)
+    other = TextPlayer(service)
+    other.say("TABLE big 2", "PLAY")
+    assert other.lines()[-1] == "ERROR table big has 3 seats"
+    other.say("TABLE big", "PLAY")
+    assert other.lines()[-1].startswith("OK PLAY") and other.binary[0] == wire.MsgSeat(1, 3)
+
+
+def test_binary_bytes_right_after_play_are_not_lost():
+    service = make_service()
+    alice = TextPlayer(service)
+    alice.client.raw(b"PLAY\r\n" + wire.encode_client(wire.ReqSync()))
+    alice.lines()
+    assert isinstance(alice.binary[-1], wire.MsgSync), "the REQ_SYNC in the same packet was answered"
+
+
+def test_bad_handshake_lines_are_answered_and_an_over_long_one_closes():
+    service = make_service()
+    p = TextPlayer(service)
+    p.say("DANCE", "NAME", "TABLE x 99", "HELP")
+    lines = p.lines()
+    assert lines[:3] == [
+        "ERROR unknown command or bad arguments; HELP lists the commands",
+        "ERROR unknown command or bad arguments; HELP lists the commands",
+        "ERROR seats must be 2 to 15",
+    ]
+    assert lines[3].startswith("NAME <name>")
+    p.client.raw(b"x" * 300)
+    assert p.lines() == ["ERROR line too long"] and p.client.lost
+
+
+def test_a_named_player_comes_back_to_its_table():
+    clock = Clock()
+    service = CombatService(Limits(idle_timeout=0), clock, CombatConfig(move_time=0), rng=random.Random(1))
+    alice, bob = TextPlayer(service), TextPlayer(service)
+    for p in (alice, bob):
+        p.say("TABLE duel", "PLAY")
+        p.lines()
+    alice.send(wire.HostOptions.of(DEFAULT))
+    alice.send(wire.MsgSetup(wire.write_setup(DEFAULT, 0, placement(0))))
+    bob.send(wire.MsgSetup(wire.write_setup(DEFAULT, 1, placement(1))))
+    bob.client.drop()
+    stranger = Player(service)
+    assert stranger.read()[0] == wire.MsgSeat(0, 2), "an anonymous joiner never takes a named table's seat"
+    back = TextPlayer(service)
+    back.say("TABLE duel", "PLAY")
+    back.lines()
+    assert back.binary[0] == wire.MsgSeat(1, 2) and isinstance(back.binary[-1], wire.MsgStart)
