@@ -159,8 +159,10 @@ class CombatProtocol(Protocol, TimeoutMixin):
         self.close("idle timeout")
 
     def send(self, message) -> None:
-        """Write one server message (never after the close began)."""
+        """Write one server message (never after the close began). Game events count as activity:
+        a player waiting silently for the others is not idle."""
         if not self.closing and self.transport is not None:
+            self.resetTimeout()
             self.transport.write(wire.encode(message))
 
     def close(self, reason: str) -> None:

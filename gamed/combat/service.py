@@ -107,7 +107,7 @@ class CombatService(GameService):
     def seat(self, protocol: CombatProtocol) -> None:
         """Give ``protocol`` a seat at its named table, or (anonymous: the binary port, or no
         TABLE) at the arrival-order tables: one kept for a returning player first, else a free seat
-        of the oldest waiting table, else the first seat of a new table. Named tables are only
+        of the oldest table not yet playing, else the first seat of a new table. Named tables are only
         ever joined by name."""
         name = protocol.table_name
         candidates = [e for e in self._tables.values() if e.name == name]
@@ -118,7 +118,7 @@ class CombatService(GameService):
                 return self._join(protocol, entry, seat)
         for entry in candidates:
             table = entry.table
-            if table.state is State.WAIT:
+            if table.state in (State.WAIT, State.SETUP):  # a seat left during setup is open again
                 for seat in range(table.number):
                     if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
                         return self._join(protocol, entry, seat)

@@ -242,3 +242,31 @@ def test_a_named_player_comes_back_to_its_table():
     back.say("TABLE duel", "PLAY")
     back.lines()
     assert back.binary[0] == wire.MsgSeat(1, 2) and isinstance(back.binary[-1], wire.MsgStart)
+
+
+def test_a_seat_left_during_setup_is_taken_by_the_next_connection():
+    service = make_service()
+    alice, bob = Player(service), Player(service)
+    alice.send(wire.HostOptions.of(DEFAULT))
+    alice.read()
+    bob.client.drop()
+    carol = Player(service)
+    got = carol.read()
+    assert got[0] == wire.MsgSeat(1, 2) and wire.ReqSetup() in got
+
+
+def test_messages_sent_to_a_silent_player_keep_it_from_idling_out():
+    clock = Clock()
+    service = CombatService(Limits(idle_timeout=100), clock, CombatConfig(move_time=0), rng=random.Random(1))
+    alice, bob = started(service)
+    for _ in range(5):
+        clock.advance(60)
+        alice.send(wire.ReqSync())  # alice is active; bob only receives... nothing: syncs are private
+    assert bob.client.closing, "bob said and received nothing for 100 s"
+    clock2 = Clock()
+    service = CombatService(Limits(idle_timeout=100), clock2, CombatConfig(move_time=0), rng=random.Random(1))
+    alice, bob = started(service)
+    clock2.advance(60)
+    alice.send(wire.ReqMove(30, 40))  # bob is sent the move
+    clock2.advance(60)
+    assert not bob.client.closing, "a move sent to bob counts as activity"

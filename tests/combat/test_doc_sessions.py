@@ -1,0 +1,222 @@
+"""The example sessions of docs/protocols/combat.md, replayed in memory against CombatService.
+
+Each textual line of a session is converted to a Combat message: a ``X>`` line is encoded with
+``wire.encode_client`` and sent on X's connection (``RAW <hex>`` sends the bytes as they are); the
+bytes X receives are parsed with ``wire.ClientParser`` and every message must be exactly the next
+``X<`` line, in order, both as text and as bytes. A client connects just before its first line
+(connections are seated in arrival order); ``X: closed`` means the server closed X's connection.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from twisted.internet.task import Clock
+
+from gamed.combat import wire
+from gamed.combat.service import CombatService
+from gamed.config import Limits
+from tests.docsessions import sessions
+from tests.memclient import Client
+
+SESSIONS = sessions("combat.md")
+
+KINDS = {kind.value: kind for kind in wire.SeatKind}
+
+
+# --- the textual form of a message (defined in the document's "Example sessions") ----------
+
+
+def _hex(data: bytes) -> str:
+    return bytes(data).hex()
+
+
+def text_of(message) -> str:
+    """The session text of a server→client or client→server message."""
+    match message:
+        case wire.MsgSeat(seat, seats, version):
+            return f"MSG_SEAT seat={seat} players={seats} version={version}"
+        case wire.MsgPlayers(seats, _):
+            return "MSG_PLAYERS " + " ".join(
+                s.kind.value if s.kind is wire.SeatKind.OPEN else f"{s.kind.value}:{s.name}" for s in seats
+            )
+        case wire.ReqOptions():
+            return "REQ_OPTIONS"
+        case wire.MsgOptions(options):
+            return f"MSG_OPTIONS raw={_hex(wire.write_options(options))}"
+        case wire.HostOptions(data):
+            return f"MSG_OPTIONS raw={_hex(data)}"
+        case wire.ReqSetup():
+            return "REQ_SETUP"
+        case wire.MsgSetup(data):
+            return f"MSG_SETUP raw={_hex(data)}"
+        case wire.MsgStart():
+            return "MSG_START"
+        case wire.ReqMove(source, target):
+            return f"REQ_MOVE from={source} to={target}"
+        case wire.MsgMove(source, target):
+            return f"MSG_MOVE from={source} to={target}"
+        case wire.MsgMoveError(code, seat):
+            return f"MSG_MOVE error={code} seat={seat}"
+        case wire.MsgAttack(source, who_from, target, who_to):
+            return f"MSG_ATTACK from={source} who_from={who_from} to={target} who_to={who_to}"
+        case wire.MsgGameover(winner):
+            return f"MSG_GAMEOVER winner={winner}"
+        case wire.ReqSync():
+            return "REQ_SYNC"
+        case wire.MsgSync(turn, state, units):
+            return f"MSG_SYNC turn={turn} state={state.name} units={_hex(units)}"
+    raise TypeError(f"no session text for {message!r}")
+
+
+def _fields(words: list[str], *names: str) -> list[str]:
+    got = dict(word.split("=", 1) for word in words)
+    assert list(got) == list(names), f"fields {list(got)}, expected {list(names)}"
+    return [got[name] for name in names]
+
+
+def _ints(words: list[str], *names: str) -> list[int]:
+    return [int(v) for v in _fields(words, *names)]
+
+
+def server_message(text: str):
+    """The server→client message a ``X<`` line shows."""
+    name, *words = text.split(" ")
+    match name:
+        case "MSG_SEAT":
+            return wire.MsgSeat(*_ints(words, "seat", "players", "version"))
+        case "MSG_PLAYERS":
+            seats = []
+            for word in words:
+                kind, _, seat_name = word.partition(":")
+                seats.append(wire.PlayerSeat(KINDS[kind], seat_name))
+            return wire.MsgPlayers(seats)
+        case "REQ_OPTIONS" if not words:
+            return wire.ReqOptions()
+        case "MSG_OPTIONS":
+            (raw,) = _fields(words, "raw")
+            options, unrecognised = wire.read_options(bytes.fromhex(raw))
+            assert unrecognised == 0
+            return wire.MsgOptions(options)
+        case "REQ_SETUP" if not words:
+            return wire.ReqSetup()
+        case "MSG_START" if not words:
+            return wire.MsgStart()
+        case "MSG_MOVE" if words and words[0].startswith("error="):
+            return wire.MsgMoveError(*_ints(words, "error", "seat"))
+        case "MSG_MOVE":
+            return wire.MsgMove(*_ints(words, "from", "to"))
+        case "MSG_ATTACK":
+            return wire.MsgAttack(*_ints(words, "from", "who_from", "to", "who_to"))
+        case "MSG_GAMEOVER":
+            return wire.MsgGameover(*_ints(words, "winner"))
+        case "MSG_SYNC":
+            turn, state, units = _fields(words, "turn", "state", "units")
+            return wire.MsgSync(int(turn), wire.State[state], bytes.fromhex(units))
+    raise ValueError(f"not a server message: {text!r}")
+
+
+def client_bytes(text: str) -> bytes:
+    """The bytes a ``X>`` line sends."""
+    name, *words = text.split(" ")
+    match name:
+        case "RAW":
+            return bytes.fromhex("".join(words))
+        case "REQ_OPTIONS" if not words:
+            message = wire.ReqOptions()
+        case "MSG_OPTIONS":
+            message = wire.HostOptions(bytes.fromhex(*_fields(words, "raw")))
+        case "MSG_SETUP":
+            message = wire.MsgSetup(bytes.fromhex(*_fields(words, "raw")))
+        case "REQ_MOVE":
+            message = wire.ReqMove(*_ints(words, "from", "to"))
+        case "REQ_SYNC" if not words:
+            message = wire.ReqSync()
+        case _:
+            raise ValueError(f"not a client message: {text!r}")
+    assert text_of(message) == text, "the session line is not in its canonical form"
+    return wire.encode_client(message)
+
+
+# --- replaying -----------------------------------------------------------------------------
+
+
+class Seat:
+    """One connection of a session: what it received, as messages, not yet matched."""
+
+    def __init__(self, service: CombatService):
+        self.client = Client(service)
+        self.parser = wire.ClientParser()
+        self.pending: list = []
+
+    def receive(self) -> None:
+        data = self.client.transport.value()
+        self.client.transport.clear()
+        self.pending.extend(self.parser.feed(data))
+        assert self.parser.buffered == 0, "a message arrived cut short"
+        self.client.finish()
+
+
+def make_service() -> CombatService:
+    return CombatService(Limits(), Clock(), rng=random.Random(1))
+
+
+def replay(session) -> None:
+    service = make_service()
+    seats: dict[str, Seat] = {}
+    for n, step in enumerate(session.steps, 1):
+        if step.client not in seats:
+            seats[step.client] = Seat(service)
+        seat = seats[step.client]
+        where = f"step {n} ({step.client}{step.kind} {step.text[:60]})"
+        if step.kind == ">":
+            seat.client.raw(client_bytes(step.text))
+        elif step.kind == "<":
+            seat.receive()
+            assert seat.pending, f"{where}: nothing received"
+            got = seat.pending.pop(0)
+            assert text_of(got) == step.text, where
+            expected = server_message(step.text)
+            assert expected == got, where
+            assert wire.encode(expected) == wire.encode(got), where
+        else:
+            seat.receive()
+            assert seat.pending == [] and seat.client.lost, f"{where}: should be closed"
+    for name, seat in seats.items():
+        seat.receive()
+        assert seat.pending == [], f"{name} received messages the session does not show: {seat.pending}"
+
+
+def test_the_document_has_its_sessions():
+    titles = [s.title for s in SESSIONS]
+    assert "Two players start a game on the Default map" in titles
+    assert "A move out of turn and an illegal move" in titles
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.title)
+def test_session_replays_exactly(session):
+    replay(session)
+
+
+def test_the_notation_round_trips_every_message_kind():
+    from gamed.combat.maps import shipped_maps
+
+    small = shipped_maps()["Small"]
+    for message in [
+        wire.MsgSeat(1, 2),
+        wire.MsgPlayers([wire.PlayerSeat(wire.SeatKind.PLAYER, "player1"), wire.PlayerSeat(wire.SeatKind.OPEN)]),
+        wire.ReqOptions(),
+        wire.MsgOptions(small),
+        wire.ReqSetup(),
+        wire.MsgStart(),
+        wire.MsgMove(30, 40),
+        wire.MsgMoveError(-3, 1),
+        wire.MsgAttack(49, -11, 59, 7),
+        wire.MsgGameover(-1),
+        wire.MsgSync(0, wire.State.WAIT),
+        wire.MsgSync(1, wire.State.PLAYING, bytes([0x1C, 0x0F, 0x2B])),
+    ]:
+        assert server_message(text_of(message)) == message
+    for message in [wire.ReqOptions(), wire.HostOptions.of(small), wire.MsgSetup(b"\x10\x1b"), wire.ReqMove(-1, 0), wire.ReqSync()]:
+        assert client_bytes(text_of(message)) == wire.encode_client(message)
