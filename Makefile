@@ -59,6 +59,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/kalaha_load.py
 	$(BIN)/python bench/fight_load.py
 	$(BIN)/python bench/stratego_referee.py
+	$(BIN)/python bench/combat_load.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
