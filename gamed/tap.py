@@ -272,7 +272,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.combat.listen or cfg.combat.text_listen:
         from gamed.combat.service import CombatService
 
-        combat = CombatService(cfg.limits, reactor, cfg.combat)
+        combat = CombatService(cfg.limits, reactor, cfg.combat, ais={ai.name: ai for ai in cfg.stratego.ai})
         _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
         _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
         combat.setServiceParent(root)

@@ -9,11 +9,16 @@ It speaks the Combat protocol version 10 (docs: the GGZ Combat specification):
 What it does:
 
 * MSG_SEAT tells it its seat and the number of seats;
-* REQ_OPTIONS means it is the host: it sends the options of a hard-coded map (Default or Small);
+* REQ_OPTIONS means it is the host: it sends the options of a hard-coded map (Default or Small),
+  or the raw options bytes given with --options-hex (e.g. a map for more than two seats);
 * MSG_OPTIONS gives the map (width, height, cell types) and the army; REQ_SETUP is answered with
   the army shuffled over the bot's zone;
 * from START on it keeps the board (own units known, other seats' units "unknown") and the turn
-  counter (0 at START, next seat after every normal MOVE and every ATTACK);
+  counter (0 at START, next seat after every normal MOVE and every ATTACK, through all n seats of
+  MSG_SEAT); every SYNC resets board and turn (the server sends one when a seat loses by time);
+* a beaten seat keeps its turn slot (spec §11.2, §11.5): the bot keeps counting its turns, and when
+  it is itself beaten it still moves whatever movable units it has left (or waits when it has none:
+  only the server's move clock can then pass its turn);
 * on its turn it moves one of its movable units (spy .. marshal) one step to an open cell that
   does not hold one of its own units; when the server answers with an error for its seat it tries
   another move;
@@ -58,10 +63,18 @@ MAPS = {
 
 
 class Bot:
-    def __init__(self, sock: socket.socket, rng: random.Random, map_name: str, verbose: bool):
+    def __init__(
+        self,
+        sock: socket.socket,
+        rng: random.Random,
+        map_name: str,
+        verbose: bool,
+        options: bytes | None = None,
+    ):
         self.sock = sock
         self.rng = rng
         self.map_name = map_name
+        self.options = options  # raw options bytes sent as host instead of MAPS[map_name]
         self.verbose = verbose
         self.buffer = b""
         self.seat = -1
@@ -74,6 +87,7 @@ class Bot:
         self.playing = False
         self.tried: set[tuple[int, int]] = set()  # moves refused during the current turn
         self.moves = 0
+        self.sent = 0  # moves this bot sent (refused ones included)
 
     # --- wire ------------------------------------------------------------------------------
     def read_exact(self, n: int) -> bytes:
@@ -165,12 +179,15 @@ class Bot:
         return bytes(EMPTY if p == EMPTY else mine | p for p in pieces)
 
     def start(self) -> None:
-        """Before START every seat's zone is full (zone size = army on every shipped map): mark
-        the other zones as unknown units, then ask for a sync to get the exact picture."""
-        for i, t in enumerate(self.types):
-            owner = (t >> 4) - 1
-            if owner not in (-1, self.seat) and owner < self.seats and self.units[i] == EMPTY:
-                self.units[i] = ((owner + 1) << 4) | UNKNOWN
+        """Before START every seat's zone is full when zone size = army (every shipped map): mark
+        the other zones as unknown units, then ask for a sync to get the exact picture (which a
+        larger zone needs anyway)."""
+        zone_size = sum(1 for t in self.types if (t >> 4) - 1 == self.seat)
+        if zone_size == sum(self.army):
+            for i, t in enumerate(self.types):
+                owner = (t >> 4) - 1
+                if owner not in (-1, self.seat) and owner < self.seats and self.units[i] == EMPTY:
+                    self.units[i] = ((owner + 1) << 4) | UNKNOWN
         self.turn = 0
         self.playing = True
         self.send(REQ_SYNC)
@@ -195,6 +212,8 @@ class Bot:
         attacks = [m for m in moves if self.units[m[1]] != EMPTY]
         source, target = self.rng.choice(attacks if attacks and self.rng.random() < 0.5 else moves)
         self.tried.add((source, target))
+        self.sent += 1
+        self.log(f"turn {self.turn}: move {source} -> {target}")
         self.send(REQ_MOVE, source, target)
 
     def next_turn(self) -> None:
@@ -213,8 +232,12 @@ class Bot:
                     if self.read_int() != PLAYER_OPEN:
                         self.read_string()
             elif op == REQ_OPTIONS:
-                self.log(f"host: sending the {self.map_name} map")
-                self.send(MSG_OPTIONS, binary=MAPS[self.map_name])
+                if self.options is not None:
+                    self.log(f"host: sending the options given ({len(self.options)} bytes)")
+                    self.send(MSG_OPTIONS, binary=self.options)
+                else:
+                    self.log(f"host: sending the {self.map_name} map")
+                    self.send(MSG_OPTIONS, binary=MAPS[self.map_name])
             elif op == MSG_OPTIONS:
                 self.read_options(self.read_binary())
             elif op == REQ_SETUP:
@@ -250,7 +273,7 @@ class Bot:
                 self.play()
             elif op == MSG_GAMEOVER:
                 winner = self.read_int()
-                print(f"seat {self.seat}: GAMEOVER winner {winner} after {self.moves} moves")
+                print(f"seat {self.seat}: GAMEOVER winner {winner} after {self.moves} moves ({self.sent} sent)")
                 return 0
             else:
                 raise ValueError(f"unknown opcode {op}")
@@ -261,14 +284,27 @@ def main() -> int:
     parser.add_argument("--host", default="localhost")
     parser.add_argument("--port", type=int, default=5688)
     parser.add_argument("--map", choices=sorted(MAPS), default="default", help="map sent when host")
+    parser.add_argument(
+        "--options-hex",
+        default=None,
+        help="raw options bytes (spec §6.1, before the +1 encoding) sent when host; overrides --map",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the random choices")
     parser.add_argument("--timeout", type=float, default=60, help="seconds to wait for the server")
     parser.add_argument("--verbose", action="store_true", help="log to stderr")
     args = parser.parse_args()
+    options = None
+    if args.options_hex is not None:
+        try:
+            options = bytes.fromhex(args.options_hex)
+        except ValueError as e:
+            parser.error(f"--options-hex: {e}")
+        if len(options) < 2 + 12 or 0xFF in options:
+            parser.error("--options-hex: too short for width, height and army, or holds a 0xFF byte")
     try:
         with socket.create_connection((args.host, args.port), timeout=args.timeout) as sock:
             sock.settimeout(args.timeout)
-            return Bot(sock, random.Random(args.seed), args.map, args.verbose).run()
+            return Bot(sock, random.Random(args.seed), args.map, args.verbose, options).run()
     except (OSError, ConnectionError) as e:  # socket.timeout is an OSError
         print(f"random_bot: {e}", file=sys.stderr)
         return 1

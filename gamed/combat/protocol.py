@@ -131,11 +131,23 @@ class CombatProtocol(Protocol, TimeoutMixin):
             self._say("OK PLAY: binary protocol follows")
             self.handshake = False
             self.service.seat(self)
+        elif command == "COMPUTER" and len(args) <= 1:
+            ais = self.service.ais
+            if not args:
+                for name in sorted(ais):
+                    self._say(f"AI {name}")
+                return self._say("END")
+            if args[0] not in ais:
+                return self._say(f"ERROR no computer opponent {args[0]}; COMPUTER lists them")
+            self._say(f"OK COMPUTER {args[0]}: binary protocol follows")
+            self.handshake = False
+            self.service.seat_against(self, args[0])
         elif command == "HELP":
             for line in (
                 "NAME <name>            your name at the table (1-32 letters, digits, _ . -)",
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
                 "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
+                "COMPUTER [<ai>]        list the computer opponents, or host a table against one",
                 "QUIT                   leave",
             ):
                 self._say(line)

@@ -19,7 +19,7 @@ from twisted.logger import Logger
 from gamed.combat.protocol import CombatFactory, CombatProtocol
 from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import SeatKind, State
-from gamed.config import CombatConfig, Limits
+from gamed.config import AiProgram, CombatConfig, Limits
 from gamed.gameservice import GameService
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import ConnectionLimits
@@ -58,9 +58,11 @@ class CombatService(GameService):
         clock: IReactorTime,
         config: CombatConfig = CombatConfig(),
         rng: random.Random | None = None,
+        ais: dict[str, AiProgram] | None = None,
     ):
         super().__init__(limits, clock)
         self.config = config
+        self.ais: dict[str, AiProgram] = dict(ais or {})  # computer opponents (COMPUTER <name>)
         self.rng = rng or random.Random()
         self.tables: dict[int, CombatTable] = {}
         self._tables: dict[int, _Table] = {}
@@ -129,6 +131,36 @@ class CombatService(GameService):
         self._tables[entry.id] = entry
         self.tables[entry.id] = entry.table
         self._join(protocol, entry, 0)
+
+    def seat_against(self, protocol: CombatProtocol, ai_name: str) -> None:
+        """``COMPUTER <ai_name>``: ``protocol`` hosts (seat 0) a fresh 2-seat table nobody else can
+        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``."""
+        from gamed.combat.ucc_seat import AiOpponent
+
+        entry = _Table(self._next_id, None, f" computer {self._next_id}")  # no wire name: private
+        self._next_id += 1
+        entry.table = CombatTable(2, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
+        self._tables[entry.id] = entry
+        self.tables[entry.id] = entry.table
+        self._join(protocol, entry, 0)
+        self._join(AiOpponent(self, self.ais[ai_name], self.clock), entry, 1)
+
+    def receive_from(self, seating: Seating, message) -> None:
+        """A client message from a seat that is not a connection (an ``AiOpponent``)."""
+        entry = self._tables.get(seating.table_id)
+        if entry is None or seating.seat not in entry.sitting:
+            return
+        self.deliver(seating, entry.table.receive(seating.seat, message))
+
+    def resign(self, seating: Seating, reason: str | None) -> None:
+        """A seat that is not a connection gives up: during play it loses at once (no rejoin
+        grace), then it leaves."""
+        entry = self._tables.get(seating.table_id)
+        if entry is None or seating.seat not in entry.sitting:
+            return
+        if reason is not None and entry.table.state is State.PLAYING:
+            self._forfeit(entry, seating.seat, reason)
+        self.vacate(seating, None)
 
     def _join(self, protocol: CombatProtocol, entry: _Table, seat: int) -> None:
         seating = Seating(entry.table, seat, entry.id)
@@ -226,6 +258,9 @@ class CombatService(GameService):
         if self._tables:
             self._log.info("closing {n} combat tables for shutdown", n=len(self._tables))
         for entry in list(self._tables.values()):
+            for sitter in list(entry.sitting.values()):
+                if not isinstance(sitter, CombatProtocol):
+                    sitter.shutdown()  # a computer opponent: end its program
             for call in entry.graces.values():
                 call.cancel()
             entry.graces.clear()

@@ -52,7 +52,17 @@ from gamed.combat.wire import (
     State,
     read_setup,
 )
-from gamed.stratego.rules import CombatError, CombatGame, MoveKind, Opt, combat_options_check, combat_view
+from gamed.stratego.rules import (
+    EMPTY,
+    CombatError,
+    CombatGame,
+    MoveKind,
+    Opt,
+    combat_options_check,
+    combat_view,
+    combat_winner,
+    owner_of,
+)
 
 Outgoing = list[tuple[int, ServerMessage]]
 """What every table call returns: ``(seat, message)`` pairs in sending order."""
@@ -406,8 +416,10 @@ class CombatTable:
         """``seat`` loses by time (its move time or its rejoin grace ran out) during PLAYING.
 
         With two seats the other seat wins (GAMEOVER + full SYNC to each connected seat, DONE).
-        With more seats the game goes on without it: its turn passes to the next seat, and the
-        other seats are synchronised. Outside PLAYING nothing happens."""
+        With more seats the game goes on without it: its units leave the board and its counts
+        drop to zero, so the game-over test (§11.5) counts it as beaten and the game ends when one
+        seat is left; otherwise its turn passes and every seat is synchronised. Outside PLAYING
+        nothing happens."""
         self._check_seat(seat)
         game = self._game
         if self.state is not State.PLAYING or game is None:
@@ -416,6 +428,15 @@ class CombatTable:
         if self.number == 2:
             game.winner = 1 - seat
             return self._end(game.winner)
+        cells = game.board.cells
+        for cell, value in enumerate(cells):
+            if value != EMPTY and owner_of(value) == seat:
+                cells[cell] = EMPTY
+        game.remaining[seat] = [0] * len(game.remaining[seat])
+        winner = combat_winner(game.remaining)
+        if winner is not None:
+            game.winner = winner
+            return self._end(winner)
         if game.turn == seat:
             game.turn = 0 if game.turn >= self.number - 1 else game.turn + 1
         return [(s, self._own_sync(s)) for s in self.connected]
