@@ -66,13 +66,14 @@ class FightConfig:
 
 @attrs.frozen
 class CombatConfig:
-    """Settings of the GGZ Combat service. It is being built (issue 5): off unless a port is given."""
+    """Settings of the GGZ Combat service."""
 
-    listen: tuple[str, ...] = ()  # will be ("tcp:5688",) once the game is complete
-    text_listen: tuple[str, ...] = ()  # the handshake port; will be ("tcp:5689",)
+    listen: tuple[str, ...] = ("tcp:5688",)  # the binary port of the original clients
+    text_listen: tuple[str, ...] = ("tcp:5689",)  # the same game behind a short text handshake
     seats: int = 2  # seats per table (2..15)
     move_time: float = 600.0  # seconds per move; the seat to move loses when it runs out; 0 = none
     rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return
+    records: str = "combat"  # directory of results.jsonl (one line per finished game); "" = none
 
 
 @attrs.frozen

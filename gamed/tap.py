@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import pathlib
 import resource
 from typing import Any
 
@@ -54,6 +55,7 @@ _SETTINGS = {
     "combat-seats": ("combat", "seats"),
     "combat-move-time": ("combat", "move_time"),
     "combat-rejoin-grace": ("combat", "rejoin_grace"),
+    "combat-records": ("combat", "records"),
     "max-line": ("limits", "max_line"),
     "idle-timeout": ("limits", "idle_timeout"),
     "max-connections": ("limits", "max_connections"),
@@ -112,6 +114,7 @@ class Options(usage.Options):
         ["fight-gui-interval", None, None, f"Seconds observer events are gathered before they are sent, 0 = at once [default: {_default('fight', 'gui_interval'):g}]"],
         ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
         ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
+        ["combat-records", None, None, "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"],
         ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept [default: {_default('combat', 'rejoin_grace'):g}]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
@@ -142,11 +145,11 @@ class Options(usage.Options):
         self.listen.setdefault("fight", []).append(description)
 
     def opt_combat(self, description: str) -> None:
-        """Listen for GGZ Combat clients (in development: off by default); repeatable [default: none]"""
+        """Listen for GGZ Combat clients (binary protocol 10); repeatable; 'none' = off [default: tcp:5688]"""
         self.listen.setdefault("combat", []).append(description)
 
     def opt_combat_text(self, description: str) -> None:
-        """Listen for GGZ Combat clients that start with the text handshake (in development) [default: none]"""
+        """Listen for GGZ Combat clients that start with the text handshake; repeatable; 'none' = off [default: tcp:5689]"""
         self.listen.setdefault("combat-text", []).append(description)
 
     def opt_fight_gui(self, description: str) -> None:
@@ -272,7 +275,9 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.combat.listen or cfg.combat.text_listen:
         from gamed.combat.service import CombatService
 
-        combat = CombatService(cfg.limits, reactor, cfg.combat, ais={ai.name: ai for ai in cfg.stratego.ai})
+        records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
+        ais = {ai.name: ai for ai in cfg.stratego.ai}
+        combat = CombatService(cfg.limits, reactor, cfg.combat, ais=ais, records_dir=records)
         _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
         _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
         combat.setServiceParent(root)

@@ -56,7 +56,7 @@ def test_command_line_settings():
         (["--max-line", "3"], "limits.max_line must be 16 to 1048576 bytes"),
         (["--kalaha", "tcp:notaport"], "--kalaha 'tcp:notaport' is not a usable listen description"),
         (["--kalaha", "carrier-pigeon:1"], "is not a usable listen description"),
-        (["--kalaha", "none", "--fight", "none"], "every game is switched off: nothing to serve"),
+        (["--kalaha", "none", "--fight", "none", "--combat", "none", "--combat-text", "none"], "every game is switched off: nothing to serve"),
         (["--config", "/nonexistent/gamed.conf"], "cannot read config file /nonexistent/gamed.conf"),
         (["--frobnicate"], "frobnicate"),
     ],
@@ -125,7 +125,7 @@ def test_make_service_listens_on_every_description():
     service = tap.makeService(options(*argv), reactor=reactor)
     service.startService()
     ports = [(port, backlog) for port, factory, backlog, interface in reactor.tcpServers]
-    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9)]
+    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096)]
     kalaha = service.getServiceNamed("kalaha")
     assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
     service.stopService()

@@ -10,6 +10,9 @@ loses (``CombatTable.forfeit``), and the reason is logged. A table everyone left
 
 from __future__ import annotations
 
+import datetime
+import json
+import pathlib
 import random
 
 import attrs
@@ -18,11 +21,18 @@ from twisted.logger import Logger
 
 from gamed.combat.protocol import CombatFactory, CombatProtocol
 from gamed.combat.table import CombatTable, Outgoing
-from gamed.combat.wire import SeatKind, State
+from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
 from gamed.config import AiProgram, CombatConfig, Limits
 from gamed.gameservice import GameService
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import ConnectionLimits
+
+
+RESULTS = "results.jsonl"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 @attrs.define(eq=False)
@@ -44,6 +54,11 @@ class _Table:
     sitting: dict[int, CombatProtocol] = attrs.field(factory=dict)
     clock: TurnScheduler | None = None
     graces: dict[int, IDelayedCall] = attrs.field(factory=dict)
+    started: str | None = None  # when play began (ISO time), for the record
+    players: tuple[str, ...] = ()  # the seats' names when play began
+    moves: int = 0
+    reason: str = "game over"  # why the game ended, for the record
+    recorded: bool = False
 
 
 class CombatService(GameService):
@@ -58,12 +73,14 @@ class CombatService(GameService):
         clock: IReactorTime,
         config: CombatConfig = CombatConfig(),
         rng: random.Random | None = None,
+        records_dir: pathlib.Path | None = None,
         ais: dict[str, AiProgram] | None = None,
     ):
         super().__init__(limits, clock)
         self.config = config
         self.ais: dict[str, AiProgram] = dict(ais or {})  # computer opponents (COMPUTER <name>)
         self.rng = rng or random.Random()
+        self.records_dir = None if records_dir is None else pathlib.Path(records_dir)
         self.tables: dict[int, CombatTable] = {}
         self._tables: dict[int, _Table] = {}
         self._next_id = 1
@@ -171,14 +188,23 @@ class CombatService(GameService):
 
     def deliver(self, seating: Seating, out: Outgoing) -> None:
         """Write each (seat, message) the table produced to that seat's connection, then keep the
-        move clock in step with the table."""
+        move clock and the record in step with the table."""
         entry = self._tables.get(seating.table_id)
         if entry is None:
             return
+        moved = False
         for seat, message in out:
+            moved = moved or isinstance(message, (MsgMove, MsgAttack))
             protocol = entry.sitting.get(seat)
             if protocol is not None:
                 protocol.send(message)
+        table = entry.table
+        if table.state is State.PLAYING and entry.started is None:
+            entry.started = _now()
+            entry.players = tuple(seat.name for seat in table.seats)
+        entry.moves += moved
+        if table.state is State.DONE and not entry.recorded:
+            self._record(entry, aborted=False)
         self._tick(entry)
 
     def vacate(self, seating: Seating, reason: str | None) -> None:
@@ -203,6 +229,9 @@ class CombatService(GameService):
         self._forfeit(entry, seat, f"did not come back within {self.config.rejoin_grace:g} s")
 
     def _remove(self, entry: _Table) -> None:
+        if entry.table.state is State.PLAYING and not entry.recorded:
+            entry.reason = "every player left"
+            self._record(entry, aborted=True)
         for call in entry.graces.values():
             call.cancel()
         entry.graces.clear()
@@ -246,8 +275,46 @@ class CombatService(GameService):
         if self._tables.get(entry.id) is not entry:
             return
         self._log.info("combat table {table}: seat {seat} loses: {reason}", table=entry.id, seat=seat, reason=reason)
+        entry.reason = f"seat {seat} forfeits: {reason}"
         out = entry.table.forfeit(seat, reason)
         self.deliver(Seating(entry.table, seat, entry.id), out)
+
+    # --- records ---------------------------------------------------------------------------
+
+    def _record(self, entry: _Table, aborted: bool) -> None:
+        """Append the finished (or aborted) game to ``records_dir/results.jsonl``, flushed at once."""
+        entry.recorded = True
+        table = entry.table
+        winner = table.winner
+        record = {
+            "table": entry.id,
+            "name": entry.name,
+            "players": list(entry.players),
+            "map": table.options.name if table.options is not None else None,
+            "options": int(table.options.options) if table.options is not None else None,
+            "started": entry.started,
+            "ended": _now(),
+            "moves": entry.moves,
+            "winner": winner,
+            "reason": entry.reason,
+            "aborted": aborted,
+        }
+        self._log.info(
+            "combat table {table} ended ({reason}): winner {winner}, {moves} moves",
+            table=entry.id,
+            reason=entry.reason,
+            winner="none" if winner is None else winner,
+            moves=entry.moves,
+        )
+        if self.records_dir is None:
+            return
+        try:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.records_dir / RESULTS, "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+                f.flush()
+        except OSError as e:
+            self._log.error("could not record combat table {table}: {e}", table=entry.id, e=e)
 
     # --- service ---------------------------------------------------------------------------
 
@@ -258,6 +325,9 @@ class CombatService(GameService):
         if self._tables:
             self._log.info("closing {n} combat tables for shutdown", n=len(self._tables))
         for entry in list(self._tables.values()):
+            if entry.table.state is State.PLAYING and not entry.recorded:
+                entry.reason = "server shutdown"
+                self._record(entry, aborted=True)
             for sitter in list(entry.sitting.values()):
                 if not isinstance(sitter, CombatProtocol):
                     sitter.shutdown()  # a computer opponent: end its program

@@ -270,3 +270,23 @@ def test_messages_sent_to_a_silent_player_keep_it_from_idling_out():
     alice.send(wire.ReqMove(30, 40))  # bob is sent the move
     clock2.advance(60)
     assert not bob.client.closing, "a move sent to bob counts as activity"
+
+
+def test_finished_and_abandoned_games_are_recorded(tmp_path):
+    import json
+
+    clock = Clock()
+    service = CombatService(
+        Limits(idle_timeout=0), clock, CombatConfig(move_time=60), rng=random.Random(1), records_dir=tmp_path
+    )
+    alice, bob = started(service)
+    alice.send(wire.ReqMove(30, 40))
+    clock.advance(60)  # bob runs out of time: alice wins
+    carol, dave = started(service)
+    carol.client.drop()
+    dave.client.drop()  # everyone left a running game
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert [(r["winner"], r["aborted"], r["moves"]) for r in records] == [(0, False, 1), (None, True, 0)]
+    assert records[0]["players"] == ["player1", "player2"] and records[0]["map"] == "Default"
+    assert records[0]["reason"] == "seat 1 forfeits: its move time of 60 s ran out"
+    assert records[1]["reason"] == "every player left"

@@ -109,6 +109,12 @@ LOOPBACK = "tcp:0:interface=127.0.0.1"
 def gamed_args(*extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_gui: str = "none") -> list[str]:
     """twistd arguments for a daemon serving the given ports only (``none`` = off)."""
     ports = ["--kalaha", kalaha, "--fight", fight, "--fight-gui", fight_gui]
+    if "--combat" not in extra:
+        ports += ["--combat", "none"]
+    if "--combat-text" not in extra:
+        ports += ["--combat-text", "none"]
+    if "--combat-records" not in extra:
+        ports += ["--combat-records", ""]  # tests that want records name a temporary directory
     return ["--nodaemon", "--pidfile=", "gamed", *ports, *extra]
 
 
