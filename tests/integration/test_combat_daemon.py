@@ -70,3 +70,43 @@ async def test_two_clients_set_up_and_move(start_daemon):
     bob.transport.loseConnection()
     assert isinstance(await alice.expect(wire.MsgPlayers), wire.MsgPlayers)
     assert "Traceback" not in daemon.text
+
+
+async def seat_open(client: CombatClient, seat: int) -> None:
+    """Wait for the MSG_PLAYERS that shows ``seat`` open (the server has handled the leave)."""
+    while True:
+        players = await client.expect(wire.MsgPlayers)
+        if players.seats[seat].kind is wire.SeatKind.OPEN:
+            return
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_player_leaving_during_setup_is_replaced_and_a_dropped_player_rejoins(start_daemon):
+    daemon = await start_daemon(kalaha="none", combat=LOOPBACK)
+    port = daemon.ports["combat"]
+    alice = await connect(port)
+    await alice.expect(wire.ReqOptions)
+    bob = await connect(port)
+    await bob.expect(wire.MsgSeat)
+    alice.send(wire.HostOptions.of(DEFAULT))
+    await bob.expect(wire.ReqSetup)
+    bob.transport.loseConnection()  # leaves during setup
+    await seat_open(alice, 1)
+    carol = await connect(port)
+    assert await carol.expect(wire.MsgSeat) == wire.MsgSeat(1, 2), "the next connection takes the seat"
+    await carol.expect(wire.ReqSetup)
+    alice.send(wire.MsgSetup(wire.write_setup(DEFAULT, 0, placement(0))))
+    carol.send(wire.MsgSetup(wire.write_setup(DEFAULT, 1, placement(1))))
+    await alice.expect(wire.MsgStart)
+    alice.send(wire.ReqMove(30, 40))
+    await carol.expect(wire.MsgMove)
+    carol.transport.loseConnection()  # drops during play: the seat is kept (rejoin grace)
+    await seat_open(alice, 1)
+    dave = await connect(port)
+    assert await dave.expect(wire.MsgSeat) == wire.MsgSeat(1, 2)
+    sync = await dave.expect(wire.MsgSync)
+    assert sync.turn == 1, "brought up to date: it is seat 1's move"
+    await dave.expect(wire.MsgStart)
+    dave.send(wire.ReqMove(61, 51))
+    assert await alice.expect(wire.MsgMove) == wire.MsgMove(61, 51)
+    assert "Traceback" not in daemon.text
