@@ -27,7 +27,24 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
-from gamed.stratego.rules import Layout, Opt, Unit
+from gamed.stratego import rules
+from gamed.stratego.rules import (
+    EMPTY,
+    MAX_COUNT,
+    MAX_SEATS,
+    MAX_SIDE,
+    T_LAKE,
+    T_NULL,
+    T_OPEN,
+    U_EMPTY,
+    Board,
+    CombatError,
+    Layout,
+    Opt,
+    Unit,
+    combat_options_check,
+    combat_view,
+)
 
 # --- §2 and §3: encoding limits and constants ------------------------------------------------
 
@@ -37,23 +54,16 @@ MAX_STRING = 32768
 """The largest string ``size`` (content + NUL) read or written (§2, §15.4)."""
 
 MIN_SEATS = 2
-MAX_SEATS = 15
-"""Seats per table (§15.4): seat indices 0..14, the most an owner nibble can encode."""
-
-MAX_SIDE = 127
-MAX_COUNT = 127
-"""Largest width/height and army count: so no raw options byte is ever 0xFF (§15.3 row 13)."""
+# MAX_SEATS (seat indices 0..14, the most an owner nibble can encode), MAX_SIDE and MAX_COUNT
+# (largest width/height and army count, so no raw options byte is ever 0xFF, §15.3 row 13) come
+# from the rules core (§15.4).
 
 INT_MIN = -(2**31)
 INT_MAX = 2**31 - 1
 
-T_OPEN = 0
-T_NULL = 1
-T_LAKE = 2
+# T_OPEN/T_NULL/T_LAKE, U_UNKNOWN and U_EMPTY are the rules core's (§3), re-exported here.
 TERRAINS = (T_OPEN, T_NULL, T_LAKE)
-
-U_UNKNOWN = 0x0C
-U_EMPTY = 0x0F
+U_UNKNOWN = rules.U_UNKNOWN
 
 O_NAME = 1
 O_BIN1 = 2
@@ -106,32 +116,9 @@ class State(enum.IntEnum):
     DONE = 4
 
 
-class Check(enum.IntEnum):
-    """Successful move-check results (§3, §11.1 step 9)."""
-
-    MOVE = 1
-    ATTACK = 2
-    ATTACK_RUSH = 3
-
-
-class CbtError(enum.IntEnum):
-    """Error codes (§3): move-check failures (sent in the MSG_MOVE error form) and the options
-    check results (§10, never sent)."""
-
-    SOCKET = -1
-    OUTRANGE = -2
-    WRONGTURN = -3
-    SUICIDAL = -4
-    NOTOPEN = -5
-    CRAZY = -6
-    NOTMOVING = -7
-    MOVE_NOMOVE = -8
-    MOVE_DIAGONAL = -9
-    MOVE_BIGMOVE = -10
-    MOVE_SCOUT = -11
-    OPTIONS_FLAGS = -12
-    OPTIONS_MOVING = -13
-    OPTIONS_SIZE = -14
+# The move-check results and error codes (§3) are the rules core's; the wire names are aliases.
+Check = rules.Check
+CbtError = CombatError
 
 
 def owner_nibble(seat: int) -> int:
@@ -396,14 +383,7 @@ class CombatOptions:
     def check(self, seats: int) -> int:
         """The options check of §10 for a table of ``seats``: 0 if valid, else the first failing
         code (−12 no flag, −13 no movable unit, −14 a zone smaller than the army)."""
-        if self.army[Unit.FLAG] <= 0:
-            return CbtError.OPTIONS_FLAGS
-        if not any(self.army[u] > 0 for u in range(Unit.SPY, Unit.MARSHAL + 1)):
-            return CbtError.OPTIONS_MOVING
-        total = self.army_total
-        if any(len(self.zone(seat)) < total for seat in range(seats)):
-            return CbtError.OPTIONS_SIZE
-        return 0
+        return combat_options_check(self.layout(seats), self.army, seats)
 
     def layout(self, seats: int) -> Layout:
         """The map as the shared Stratego core's ``Layout`` for a table of ``seats``."""
@@ -557,17 +537,12 @@ def sync_view(units: bytes, seat: int | None) -> bytes:
     the full view (every byte as it is)."""
     if seat is None:
         return bytes(units)
-    mine = owner_nibble(seat)
-    out = bytearray(len(units))
-    for i, byte in enumerate(units):
-        nibble = byte & 0xF0
-        if byte == U_EMPTY or nibble == 0:
-            out[i] = U_EMPTY
-        elif nibble == mine:
-            out[i] = byte
-        else:
-            out[i] = nibble | U_UNKNOWN
-    return bytes(out)
+    # The per-viewer rule lives in the rules core: read the bytes back as a board and view it.
+    board = Board(Layout(width=len(units), height=1, lakes=frozenset(), zones=()), seats=0)
+    board.cells = [
+        EMPTY if byte == U_EMPTY or byte & 0xF0 == 0 else owner_of(byte) << 4 | byte & 0x0F for byte in units
+    ]
+    return combat_view(board, seat)
 
 
 # --- the messages of §5 ---------------------------------------------------------------------
