@@ -1,0 +1,268 @@
+"""Native engines in a host process (connect-four §2): real C libraries, real subprocesses.
+
+Every engine is compiled into tmp_path from C source written here; every wait is bounded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer, reactor, task
+
+from gamed.connect4.native_engine import EngineFailed, NativeEngine
+
+CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+GOOD = r"""
+#include <stddef.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+static long W, H, B[16][16];  /* B[x][y], -1 empty, row 0 bottom */
+static int started;
+#define AUTO_BODY
+void C4_Desc(char *pc, size_t size) { snprintf(pc, size, "lowest column first"); }
+int C4_NewGame(long w, long h, long num) {
+    long x, y; (void)num;
+    if (w < 4 || h < 4 || w > 16 || h > 16) return 0;
+    W = w; H = h; started = 1;
+    for (x = 0; x < 16; x++) for (y = 0; y < 16; y++) B[x][y] = -1;
+    return 1;
+}
+int C4_PlayMove(long p, long c) {
+    long y;
+    if (!started || c < 0 || c >= W || (p != 0 && p != 1)) return 0;
+    for (y = 0; y < H; y++) if (B[c][y] < 0) { B[c][y] = p; return 1; }
+    return 0;
+}
+long C4_AutoMove(long p, long level) {
+    long c; (void)level;
+    AUTO_BODY
+    for (c = 0; c < W; c++) if (C4_PlayMove(p, c)) return c;
+    return -1;
+}
+long C4_GetState(long x, long y) {
+    if (x < 0 || x >= W || y < 0 || y >= H) return -1;
+    return B[x][y];
+}
+static int line(long p, long *c) {
+    static const long d[4][2] = {{1,0},{0,1},{1,1},{1,-1}};
+    long x, y, k, i;
+    for (x = 0; x < W; x++) for (y = 0; y < H; y++) for (k = 0; k < 4; k++) {
+        for (i = 0; i < 4; i++) {
+            long xx = x + i * d[k][0], yy = y + i * d[k][1];
+            if (xx < 0 || xx >= W || yy < 0 || yy >= H || B[xx][yy] != p) break;
+        }
+        if (i == 4) {
+            if (c) { c[0] = x; c[1] = y; c[2] = x + 3 * d[k][0]; c[3] = y + 3 * d[k][1]; }
+            return 1;
+        }
+    }
+    return 0;
+}
+int C4_IsWinner(long p) { return line(p, NULL); }
+int C4_IsTie(void) {
+    long x;
+    for (x = 0; x < W; x++) if (B[x][H - 1] < 0) return 0;
+    return !line(0, NULL) && !line(1, NULL);
+}
+void C4_WinCoords(long p, long *x1, long *y1, long *x2, long *y2) {
+    long c[4] = {-1, -1, -1, -1};
+    line(p, c);
+    *x1 = c[0]; *y1 = c[1]; *x2 = c[2]; *y2 = c[3];
+}
+void C4_EndGame(void) { started = 0; }
+int C4_EnumLevels(long level, char *pc, size_t size) {
+    static const char *names[] = {"Easy", "Hard"};
+    if (level < 0 || level > 1) return 0;
+    snprintf(pc, size, "%s", names[level]);
+    return 1;
+}
+"""
+
+VARIANTS = {
+    "good": GOOD,
+    "crash": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY { volatile int *z = 0; *z = 1; abort(); }"),
+    "hang": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY { volatile int spin = 1; while (spin) ; }"),
+    "garbage": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 99;"),
+    "missing": GOOD.replace("int C4_IsTie(void)", "int C4_IsTie_misspelt(void)"),
+}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    if CC is None:
+        pytest.skip("NO C COMPILER (cc/gcc/clang) FOUND: native engine tests skipped")
+    out = tmp_path_factory.mktemp("engines")
+    paths = {}
+    for name, source in VARIANTS.items():
+        src = out / f"{name}.c"
+        src.write_text(source)
+        so = out / name / "engine.so"
+        so.parent.mkdir()
+        subprocess.run([CC, "-O2", "-fPIC", "-shared", "-o", str(so), str(src)], check=True, timeout=60)
+        paths[name] = str(so)
+    return paths
+
+
+def bounded(d, seconds=8.0):
+    return d.addTimeout(seconds, reactor)
+
+
+def gone(pid: int) -> bool:
+    """No such process (not even a zombie) in /proc."""
+    return not os.path.exists(f"/proc/{pid}")
+
+
+async def expect_failure(d, seconds=8.0) -> EngineFailed:
+    try:
+        await bounded(d, seconds)
+    except EngineFailed as e:
+        return e
+    raise AssertionError("the call did not fail")
+
+
+async def finish(engine: NativeEngine) -> None:
+    await bounded(engine.close(), 5)
+    assert gone(engine.pid), f"host process {engine.pid} still exists"
+
+
+def make(lib, **kw) -> NativeEngine:
+    kw.setdefault("auto_timeout", 1.0)
+    return NativeEngine(reactor, lib, **kw)
+
+
+@pytest_twisted.ensureDeferred
+async def test_normal_calls(libs):
+    e = make(libs["good"])
+    try:
+        assert await bounded(e.desc()) == "lowest column first"
+        assert await bounded(e.enum_levels(0)) == "Easy"
+        assert await bounded(e.enum_levels(1)) == "Hard"
+        assert await bounded(e.enum_levels(2)) is None
+        assert await bounded(e.new_game(3, 6)) is False  # refused size
+        assert await bounded(e.new_game(7, 6)) is True
+        assert await bounded(e.play_move(0, 3)) is True
+        assert await bounded(e.play_move(1, 7)) is False
+        assert await bounded(e.get_state(3, 0)) == 0
+        assert await bounded(e.get_state(3, 1)) == -1
+        assert await bounded(e.auto_move(1, 0)) == 0  # lowest column
+        assert await bounded(e.get_state(0, 0)) == 1
+        # Player 0 builds column 3 while the engine fills column 0: 0 wins vertically.
+        for _ in range(2):
+            assert await bounded(e.play_move(0, 3)) is True
+            assert await bounded(e.auto_move(1, 1)) == 0
+        assert await bounded(e.is_winner(0)) is False
+        assert await bounded(e.win_coords(0)) is None  # no line yet
+        assert await bounded(e.play_move(0, 3)) is True
+        assert await bounded(e.is_winner(0)) is True
+        assert await bounded(e.is_winner(1)) is False
+        assert await bounded(e.is_tie()) is False
+        assert await bounded(e.win_coords(0)) == (3, 0, 3, 3)
+        assert await bounded(e.end_game()) is None
+        # pipelined calls are answered in order
+        results = await bounded(
+            defer.gatherResults([e.new_game(4, 4), e.play_move(0, 1), e.auto_move(1, 0), e.get_state(0, 0)])
+        )
+        assert results == [True, True, 0, 1]
+        # fill a 4x4 board: engine vs engine, lowest column first gives a tie or a win; it must end
+        moves = 2
+        while moves < 16:
+            col = await bounded(e.auto_move(moves % 2, 0))
+            assert 0 <= col < 4
+            moves += 1
+        assert await bounded(e.auto_move(0, 0)) == -1  # full
+        assert isinstance(await bounded(e.is_tie()), bool)
+    finally:
+        await finish(e)
+    assert e.failure is not None and e.failure.reason == "engine closed"
+    err = await expect_failure(e.desc())
+    assert "closed" in err.reason
+
+
+@pytest_twisted.ensureDeferred
+async def test_crash_in_automove(libs):
+    e = make(libs["crash"])
+    assert await bounded(e.new_game(7, 6)) is True
+    thinking = e.auto_move(0, 0)
+    later = e.get_state(0, 0)  # queued behind the crashing call
+    err = await expect_failure(thinking)
+    assert "signal" in err.reason and ("SIGSEGV" in err.reason or "SIGABRT" in err.reason), err.reason
+    assert (await expect_failure(later)).reason == err.reason
+    assert (await expect_failure(e.desc())).reason == err.reason
+    await bounded(e.ended, 5)
+    assert gone(e.pid)
+    await finish(e)
+
+
+@pytest_twisted.ensureDeferred
+async def test_hang_in_automove(libs):
+    e = make(libs["hang"], auto_timeout=0.5)
+    assert await bounded(e.new_game(7, 6)) is True
+    start = reactor.seconds()
+    err = await expect_failure(e.auto_move(0, 0))
+    assert reactor.seconds() - start < 2.0
+    assert err.reason == "C4_AutoMove did not answer within 0.5 s"
+    await bounded(e.ended, 5)
+    assert gone(e.pid)
+    assert (await expect_failure(e.is_tie())).reason == err.reason
+
+
+@pytest_twisted.ensureDeferred
+async def test_garbage_column(libs):
+    e = make(libs["garbage"])
+    assert await bounded(e.new_game(7, 6)) is True
+    err = await expect_failure(e.auto_move(0, 0))
+    assert "C4_AutoMove" in err.reason and "malformed" in err.reason and "99" in err.reason, err.reason
+    await bounded(e.ended, 5)
+    assert gone(e.pid)
+
+
+@pytest_twisted.ensureDeferred
+async def test_missing_symbol(libs):
+    e = make(libs["missing"])
+    err = await expect_failure(e.desc())
+    assert "failed to load" in err.reason and "missing symbol C4_IsTie" in err.reason, err.reason
+    await bounded(e.ended, 5)
+    assert gone(e.pid)
+
+
+@pytest_twisted.ensureDeferred
+async def test_unloadable_library(tmp_path):
+    bad = tmp_path / "engine.so"
+    bad.write_text("not a library")
+    e = make(str(bad))
+    err = await expect_failure(e.new_game(7, 6))
+    assert "failed to load" in err.reason and "cannot load" in err.reason, err.reason
+    await bounded(e.ended, 5)
+    assert gone(e.pid)
+
+
+@pytest_twisted.ensureDeferred
+async def test_two_engines_are_independent(libs):
+    good, bad = make(libs["good"]), make(libs["crash"])
+    try:
+        assert await bounded(defer.gatherResults([good.new_game(7, 6), bad.new_game(7, 6)])) == [True, True]
+        assert await bounded(good.play_move(0, 2)) is True
+        await expect_failure(bad.auto_move(0, 0))
+        await bounded(bad.ended, 5)
+        assert gone(bad.pid)
+        assert await bounded(good.auto_move(1, 0)) == 0
+        assert await bounded(good.get_state(2, 0)) == 0
+        assert good.failure is None
+    finally:
+        await finish(good)
+        await finish(bad)
+
+
+@pytest_twisted.ensureDeferred
+async def test_close_kills_a_thinking_host(libs):
+    e = make(libs["hang"], auto_timeout=30, close_grace=0.2)
+    assert await bounded(e.new_game(7, 6)) is True
+    thinking = e.auto_move(0, 0)
+    await task.deferLater(reactor, 0.2, lambda: None)
+    await finish(e)
+    assert "closed" in (await expect_failure(thinking)).reason
