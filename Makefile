@@ -17,9 +17,11 @@ endif
 .PHONY: all run test unit integration bench examples check-python clean distclean
 all: $(VENV)/.installed examples
 
-# The example AIs written in C (the Stratego one is used by the benchmark).
+# Everything written in C: the Stratego example AI (used by the benchmark), and the Connect Four
+# example engine and perfect-play solver (shared libraries for the engines folder).
 examples:
 	$(MAKE) --no-print-directory -C examples/stratego
+	$(MAKE) --no-print-directory -C gamed/connect4/native
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gamed needs Python >= 3.11 (set PYTHON=...)")'
@@ -65,6 +67,7 @@ clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
 	find . -name __pycache__ -prune -exec rm -rf {} +
 	$(MAKE) --no-print-directory -C examples/stratego clean
+	$(MAKE) --no-print-directory -C gamed/connect4/native clean
 
 distclean: clean
 	rm -rf $(VENV)
