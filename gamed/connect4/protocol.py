@@ -1,0 +1,233 @@
+"""The Connect Four line protocol: one connection is one player, in the lobby or at a game.
+
+Thin by design: lines are parsed and rendered by ``gamed.connect4.wire``, moves are judged by
+``Connect4Game``, pairing is done by the service's lobby.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from twisted.internet.protocol import Factory
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+
+from gamed.connect4 import wire
+from gamed.connect4.wire import Code, ParseError, Reason
+from gamed.textline import TextLineProtocol
+
+if TYPE_CHECKING:
+    from gamed.connect4.service import Connect4Game, Connect4Service
+
+
+class Connect4Protocol(TextLineProtocol):
+    """A player connected over TCP (a person with telnet/nc or a program)."""
+
+    _log = Logger()
+
+    def __init__(self, service: Connect4Service, number: int):
+        super().__init__(service.limits, service.clock, service.batch)
+        self.service = service
+        self.name = f"guest{number}"
+        self.game: Connect4Game | None = None
+        self.board_on = service.config.board
+
+    def __repr__(self) -> str:
+        return f"<Connect4Protocol {self.name} {self.peer}>"
+
+    # --- connection ------------------------------------------------------------------------
+
+    def on_connect(self) -> None:
+        self.service.connected(self)
+        self.send_lines([wire.hello(), "INFO Welcome to Connect Four. Type HELP for the commands."])
+
+    def on_disconnect(self, reason: Failure) -> None:
+        self.service.lobby.leave(self)
+        self.service.disconnected(self)
+        if self.game is not None and not self.game.over:
+            self.game.leave(self)
+
+    def on_idle(self) -> None:
+        self.close("idle timeout", [f"BYE nothing happened for {wire.seconds(self.limits.idle_timeout)} s"])
+
+    def on_line_too_long(self) -> None:
+        self._error(Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
+
+    def on_garbage(self) -> None:
+        self._error(Code.NOT_TEXT, "not ASCII text")
+
+    def on_internal_error(self) -> None:
+        self.send_lines([wire.error(Code.INTERNAL, "internal error; it has been logged")])
+
+    def shutdown(self) -> None:
+        if self.game is None or self.game.over:
+            self.close("server shutdown", [wire.abort(Reason.SHUTDOWN, "the server is shutting down"), "BYE"])
+
+    def on_line(self, text: str) -> None:
+        command, args = wire.parse(text)
+        handler = self._COMMANDS.get(command)
+        if handler is None:
+            self._error(Code.UNKNOWN_COMMAND, f"unknown command {command[:20]}; type HELP")
+            return
+        try:
+            handler(self, args)
+        except ParseError as e:
+            self._error(e.code, str(e))
+
+    # --- commands --------------------------------------------------------------------------
+
+    def _help(self, args: list[str]) -> None:
+        self.send_lines(wire.help_lines())
+
+    def _ping(self, args: list[str]) -> None:
+        self.send_lines(["PONG"])
+
+    def _name(self, args: list[str]) -> None:
+        if len(args) != 1 or not wire.valid_name(args[0]):
+            raise ParseError(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
+        if self.game is not None:
+            raise ParseError(Code.NOT_NOW, "you cannot change your name during a game")
+        self.name = args[0]
+        self.send_lines([f"OK NAME {self.name}"])
+
+    def _engines(self, args: list[str]) -> None:
+        self.send_lines(wire.engine_lines(self.service.engine_list()))
+
+    def _play(self, args: list[str]) -> None:
+        self._check_in_lobby()
+        engine, level, player, size = wire.parse_play(args, self.service.default_size)
+        self.service.lobby.leave(self)
+        self.service.play_engine(self, engine, level, player, size)
+
+    def _table(self, args: list[str]) -> None:
+        self._check_in_lobby()
+        table, size = wire.parse_table(args, self.service.default_size)
+        lobby = self.service.lobby
+        lobby.leave(self)
+        self.send_lines([f"OK TABLE {table or '-'} {size[0]}x{size[1]}"])
+        lobby.join(self, self.service.table_key(table, size, self.service.default_size))
+        if self.game is None:
+            self.send_lines([f"WAIT waiting for an opponent{f' at table {table}' if table else ''}"])
+
+    def _move(self, args: list[str]) -> None:
+        from gamed.connect4.service import GameError
+
+        if len(args) != 1:
+            raise ParseError(Code.BAD_ARGUMENTS, "usage: MOVE <column>, e.g. MOVE 3 or just 3")
+        game = self.game
+        if game is None or game.over:
+            raise ParseError(Code.NOT_NOW, "you are not in a game")
+        column = wire.parse_column(args[0], game.board.width)
+        try:
+            game.move(self, column)
+        except GameError as e:
+            self._error(e.code, str(e))
+
+    def _board(self, args: list[str]) -> None:
+        if args:
+            switch = args[0].upper()
+            if len(args) != 1 or switch not in ("ON", "OFF"):
+                raise ParseError(Code.BAD_ARGUMENTS, "usage: BOARD [ON|OFF]")
+            self.board_on = switch == "ON"
+            return self.send_lines([f"OK BOARD {switch}"])
+        if self.game is None:
+            raise ParseError(Code.NOT_NOW, "you are not in a game")
+        self.send_lines([wire.board_line(self.game.board), *wire.picture(self.game.board)])
+
+    def _resign(self, args: list[str]) -> None:
+        if self.game is None or self.game.over:
+            raise ParseError(Code.NOT_NOW, "you are not in a game")
+        self.game.resign(self)
+
+    def _quit(self, args: list[str]) -> None:
+        if self.game is not None and not self.game.over:
+            self.game.resign(self)
+        else:
+            self.close("client quit", ["BYE"])
+
+    _COMMANDS = {
+        "HELP": _help,
+        "NAME": _name,
+        "ENGINES": _engines,
+        "PLAY": _play,
+        "TABLE": _table,
+        "MOVE": _move,
+        "BOARD": _board,
+        "RESIGN": _resign,
+        "PING": _ping,
+        "QUIT": _quit,
+    }
+
+    def _check_in_lobby(self) -> None:
+        if self.game is not None:
+            raise ParseError(Code.NOT_NOW, "you are already in a game")
+
+    def _error(self, code: Code, text: str) -> None:
+        """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
+        game = self.game
+        if game is None or game.over:
+            self.send_lines([wire.error(code, text)])
+            return
+        limit = game.strike_limit
+        if limit:
+            text = f"{text}; strike {game.strikes[game.player_of(self)] + 1} of {limit}"
+        self.send_lines([wire.error(code, text)])
+        game.strike(self)
+
+    # --- the game's calls ------------------------------------------------------------------
+
+    def game_started(self, game: Connect4Game, player: int) -> None:
+        self.game = game
+        self.note_activity()
+        self.send_lines([wire.start(game.id, player, game.board, game.names[1 - player])])
+
+    def position_changed(self, game: Connect4Game, move) -> None:
+        self.note_activity()
+        board = game.board
+        lines = [] if move is None else [wire.played(*move)]
+        lines.append(wire.board_line(board))
+        if self.board_on:
+            lines.extend(wire.picture(board))
+        if not board.is_over():
+            lines.append(wire.turn(board.to_move, game.names[board.to_move]))
+        self.send_lines(lines)
+
+    def your_move(self, game: Connect4Game, seconds: float | None) -> None:
+        self.send_lines([wire.your_move(game.board, seconds)])
+
+    def game_ended(self, game: Connect4Game) -> None:
+        me = game.player_of(self)
+        if game.aborted:
+            who = "the engine" if game.reason is Reason.ENGINE else (
+                "nobody" if game.culprit is None else game.names[game.culprit]
+            )
+            text = {
+                Reason.DISCONNECT: f"{who} disconnected",
+                Reason.ENGINE: "the engine failed",
+                Reason.SHUTDOWN: "the server is shutting down",
+            }[game.reason]
+            last = wire.abort(game.reason, text)
+        else:
+            line = game.board.win_line if game.reason is Reason.FOUR else None
+            last = wire.result(me, game.winner, game.reason, line)
+        self.game = None
+        self.close(f"game {game.id} over ({game.reason.value})", [last, "BYE thanks for playing"], routine=True)
+
+
+class Connect4Factory(Factory):
+    """Builds a Connect4Protocol per connection for one Connect4Service."""
+
+    noisy = False
+
+    def __init__(self, service: Connect4Service):
+        self.service = service
+        self._count = 0
+
+    def logPrefix(self) -> str:  # noqa: N802
+        return "connect4"
+
+    def buildProtocol(self, addr) -> Connect4Protocol:  # noqa: N802
+        self._count += 1
+        protocol = Connect4Protocol(self.service, self._count)
+        protocol.factory = self
+        return protocol

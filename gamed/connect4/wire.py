@@ -1,0 +1,231 @@
+"""The Connect Four text protocol as pure functions: command parsing, error codes and server lines.
+
+Same conventions as the Kalaha protocol: a ``HELLO`` greeting with the protocol version, every
+line starts with an upper-case keyword, ``ERROR <code> <text>`` for refusals. Players are ``0``
+(moves first) and ``1``, as in ``gamed.connect4.rules``; columns and rows count from 0, row 0 at
+the bottom. The machine-readable board is ``BOARD <WxH> <row0> <row1> ...`` (``Board.board_string``),
+the optional drawing is sent as ``PICTURE`` lines.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+
+from gamed import __version__
+from gamed.connect4.rules import MAX_SIZE, MIN_SIZE, Board, IllegalMove
+
+PROTOCOL = "CONNECT4/1"
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
+SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
+_COLUMN_RE = re.compile(r"[+-]?[0-9]{1,6}\Z")
+NO_LINE = (-1, -1, -1, -1)
+
+
+class Code(enum.IntEnum):
+    """Stable error codes sent as ``ERROR <code> <text>``."""
+
+    UNKNOWN_COMMAND = 400
+    BAD_ARGUMENTS = 401
+    LINE_TOO_LONG = 402
+    NOT_TEXT = 403
+    NOT_NOW = 404
+    UNKNOWN_ENGINE = 405
+    BAD_LEVEL = 406
+    BAD_SIZE = 407
+    NOT_YOUR_TURN = 410
+    BAD_COLUMN = 411
+    COLUMN_FULL = 412
+    INTERNAL = 500
+    SERVER_FULL = 503
+
+
+class Reason(enum.Enum):
+    """Why a game ended, as sent in ``RESULT`` and ``ABORT`` lines."""
+
+    FOUR = "FOUR"  # four in a line
+    FULL = "FULL"  # the board is full: a draw
+    RESIGN = "RESIGN"
+    STRIKES = "STRIKES"  # too many protocol errors
+    TIMEOUT = "TIMEOUT"  # no move within the time limit: a loss
+    DISCONNECT = "DISCONNECT"  # aborted
+    ENGINE = "ENGINE"  # the engine failed: aborted
+    SHUTDOWN = "SHUTDOWN"  # aborted
+
+
+ABORTS = (Reason.DISCONNECT, Reason.ENGINE, Reason.SHUTDOWN)
+
+ILLEGAL_CODES = {
+    IllegalMove.BAD_COLUMN: Code.BAD_COLUMN,
+    IllegalMove.COLUMN_FULL: Code.COLUMN_FULL,
+    IllegalMove.GAME_OVER: Code.NOT_NOW,
+}
+
+COMMANDS = (
+    ("HELP", "", "this list"),
+    ("NAME", "<name>", "choose your name (1-32 letters, digits, _ . -) before your game starts"),
+    ("ENGINES", "", "list the engines and their levels"),
+    ("PLAY", "<engine>[:<level>] [FIRST|SECOND] [WxH]", "play an engine; you move first unless SECOND"),
+    ("TABLE", "[<table>] [WxH]", "wait for a person (the general queue, or a named table)"),
+    ("MOVE", "<column>", "drop a stone in a column (0 is the leftmost); the word MOVE may be left out"),
+    ("BOARD", "[ON|OFF]", "send the board now, or switch the drawing after every move on or off"),
+    ("RESIGN", "", "give up the game"),
+    ("PING", "", "answered PONG"),
+    ("QUIT", "", "leave (resigns a running game)"),
+)
+
+
+class ParseError(ValueError):
+    """A command's arguments are wrong; ``code`` is the error code to send."""
+
+    def __init__(self, code: Code, text: str):
+        super().__init__(text)
+        self.code = code
+
+
+def parse(text: str) -> tuple[str, list[str]]:
+    """Split a client line into an upper-case command and its arguments; a bare number is MOVE."""
+    words = text.split()
+    if len(words) == 1 and _COLUMN_RE.match(words[0]):
+        return "MOVE", words
+    return words[0].upper(), words[1:]
+
+
+def valid_name(name: str) -> bool:
+    return bool(NAME_RE.match(name))
+
+
+def parse_size(word: str) -> tuple[int, int] | None:
+    """``WxH`` as (width, height) if it looks like a size (not checked against the limits)."""
+    m = SIZE_RE.match(word)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def check_size(size: tuple[int, int]) -> None:
+    w, h = size
+    if not (MIN_SIZE <= w <= MAX_SIZE and MIN_SIZE <= h <= MAX_SIZE):
+        raise ParseError(
+            Code.BAD_SIZE, f"board size {w}x{h} not supported: width and height must be {MIN_SIZE}..{MAX_SIZE}"
+        )
+
+
+def parse_column(word: str, width: int) -> int:
+    """A column number 0..width-1; ParseError(BAD_COLUMN) otherwise."""
+    if not _COLUMN_RE.match(word):
+        raise ParseError(Code.BAD_COLUMN, f"not a column number: {word[:20]}")
+    column = int(word)
+    if not 0 <= column < width:
+        raise ParseError(Code.BAD_COLUMN, f"column {column} is not on the board (0..{width - 1})")
+    return column
+
+
+def parse_play(args: list[str], default_size: tuple[int, int]) -> tuple[str, int | None, int, tuple[int, int]]:
+    """``PLAY <engine>[:<level>] [FIRST|SECOND] [WxH]`` as (engine, level or None, your player, size)."""
+    usage = "usage: PLAY <engine>[:<level>] [FIRST|SECOND] [WxH]"
+    if not 1 <= len(args) <= 3:
+        raise ParseError(Code.BAD_ARGUMENTS, usage)
+    engine, _, level_text = args[0].partition(":")
+    level = None
+    if level_text:
+        if not level_text.isdigit() or len(level_text) > 4:
+            raise ParseError(Code.BAD_LEVEL, f"not a level number: {level_text[:20]}")
+        level = int(level_text)
+    player, size = 0, default_size
+    seen_side = seen_size = False
+    for word in args[1:]:
+        if word.upper() in ("FIRST", "SECOND") and not seen_side:
+            player, seen_side = (0 if word.upper() == "FIRST" else 1), True
+        elif (s := parse_size(word)) is not None and not seen_size:
+            check_size(s)
+            size, seen_size = s, True
+        else:
+            raise ParseError(Code.BAD_ARGUMENTS, usage)
+    return engine, level, player, size
+
+
+def parse_table(args: list[str], default_size: tuple[int, int]) -> tuple[str | None, tuple[int, int]]:
+    """``TABLE [<table>] [WxH]`` as (table name or None, size)."""
+    usage = "usage: TABLE [<table>] [WxH] (names: 1-32 letters, digits, _ . -)"
+    table, size = None, default_size
+    if len(args) > 2:
+        raise ParseError(Code.BAD_ARGUMENTS, usage)
+    for i, word in enumerate(args):
+        s = parse_size(word)
+        if s is not None and i == len(args) - 1:
+            check_size(s)
+            size = s
+        elif i == 0 and valid_name(word):
+            table = word
+        else:
+            raise ParseError(Code.BAD_ARGUMENTS, usage)
+    return table, size
+
+
+def hello() -> str:
+    return f"HELLO {PROTOCOL} gamed/{__version__}"
+
+
+def error(code: Code, text: str) -> str:
+    return f"ERROR {int(code)} {text}"
+
+
+def refusal(why: str) -> bytes:
+    return (error(Code.SERVER_FULL, why) + "\r\n").encode("ascii")
+
+
+def help_lines() -> list[str]:
+    return [f"HELP {c:<8} {a:<40} {t}".rstrip() for c, a, t in COMMANDS] + ["HELP END"]
+
+
+def engine_lines(engines: list[tuple[str, str, list[str]]]) -> list[str]:
+    """``ENGINE <name> <levels> <description>`` then ``LEVEL <engine> <n> <name>`` lines, ``ENGINE END``."""
+    lines = []
+    for name, description, levels in engines:
+        lines.append(f"ENGINE {name} {len(levels)} {description}".rstrip())
+        lines.extend(f"LEVEL {name} {n} {level}" for n, level in enumerate(levels))
+    lines.append("ENGINE END")
+    return lines
+
+
+def start(game_id: int, player: int, board: Board, opponent: str) -> str:
+    """``START <game> <your player 0|1> <WxH> <opponent>``."""
+    return f"START {game_id} {player} {board.width}x{board.height} {opponent}"
+
+
+def board_line(board: Board) -> str:
+    return "BOARD " + board.board_string()
+
+
+def picture(board: Board) -> list[str]:
+    return ["PICTURE " + line for line in board.drawing().split("\n")]
+
+
+def played(player: int, column: int, row: int) -> str:
+    return f"PLAYED {player} {column} {row}"
+
+
+def turn(player: int, name: str) -> str:
+    return f"TURN {player} {name}"
+
+
+def your_move(board: Board, seconds_left: float | None) -> str:
+    """``YOURMOVE <seconds|-> <legal columns>``."""
+    return f"YOURMOVE {seconds(seconds_left)} " + " ".join(map(str, board.legal_columns()))
+
+
+def result(me: int, winner: int | None, reason: Reason, line: tuple[int, int, int, int] | None) -> str:
+    """``RESULT <WIN|LOSE|DRAW> <reason> <winner 0|1|-> <x1> <y1> <x2> <y2>`` (-1s without a line)."""
+    outcome = "DRAW" if winner is None else ("WIN" if winner == me else "LOSE")
+    x1, y1, x2, y2 = line or NO_LINE
+    return f"RESULT {outcome} {reason.value} {'-' if winner is None else winner} {x1} {y1} {x2} {y2}"
+
+
+def abort(reason: Reason, text: str) -> str:
+    return f"ABORT {reason.value} {text}"
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(math.ceil(round(value, 3)))

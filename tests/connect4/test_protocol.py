@@ -1,0 +1,211 @@
+"""The Connect Four line protocol, in memory: StringTransport clients on a Clock."""
+
+from __future__ import annotations
+
+import random
+
+from twisted.internet.task import Clock
+
+from gamed.config import Limits
+from gamed.connect4.service import Connect4Service, Connect4Settings
+from tests.memclient import Client
+
+
+def make_service(seed: int = 3, **settings) -> Connect4Service:
+    settings.setdefault("board", False)
+    return Connect4Service(Connect4Settings(**settings), Limits(), Clock(), rng=random.Random(seed))
+
+
+def greeted(service) -> Client:
+    c = Client(service)
+    c.read()
+    return c
+
+
+def pair(service, size: str = ""):
+    a, b = greeted(service), greeted(service)
+    a.send("NAME alice", f"TABLE t1 {size}".strip())
+    b.send("NAME bob", f"TABLE t1 {size}".strip())
+    return a, b
+
+
+def codes(lines):
+    return [int(line.split()[1]) for line in lines if line.startswith("ERROR")]
+
+
+def test_greeting():
+    c = Client(make_service())
+    lines = c.read()
+    assert lines[0].startswith("HELLO CONNECT4/1 gamed/")
+    assert lines[1].startswith("INFO")
+    c.send("HELP")
+    assert c.read()[-1] == "HELP END"
+
+
+def test_engines_lists_levels():
+    c = greeted(make_service())
+    c.send("ENGINES")
+    lines = c.read()
+    assert lines[0].startswith("ENGINE gamed 5 ")
+    assert [line.split()[:3] for line in lines[1:6]] == [["LEVEL", "gamed", str(n)] for n in range(5)]
+    assert lines[-1] == "ENGINE END"
+
+
+def _check_result(lines, board_line, me):
+    result = [line for line in lines if line.startswith("RESULT")][0].split()
+    cells = board_line.split()[2:]  # rows, bottom first
+    outcome, reason, winner = result[1:4]
+    x1, y1, x2, y2 = map(int, result[4:])
+    if reason == "FOUR":
+        stones = {cells[y][x] for x, y in _segment(x1, y1, x2, y2)}
+        assert stones == {winner}
+        assert max(abs(x2 - x1), abs(y2 - y1)) >= 3
+        assert outcome == ("WIN" if int(winner) == me else "LOSE")
+    else:
+        assert (reason, winner, outcome) == ("FULL", "-", "DRAW")
+
+
+def _segment(x1, y1, x2, y2):
+    n = max(abs(x2 - x1), abs(y2 - y1))
+    dx, dy = (x2 - x1) // n, (y2 - y1) // n
+    return [(x1 + i * dx, y1 + i * dy) for i in range(n + 1)]
+
+
+def test_person_plays_random_engine_to_the_end():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:0 FIRST 5x4")
+    lines = c.read()
+    assert lines[0] == "START 1 0 5x4 gamed:0"
+    rng = random.Random(11)
+    all_lines = list(lines)
+    for _ in range(40):
+        if c.lost:
+            break
+        prompt = [line for line in lines if line.startswith("YOURMOVE")]
+        if prompt:
+            c.send(str(rng.choice(prompt[-1].split()[2:])))
+        service.clock.advance(0)
+        lines = c.read()
+        all_lines += lines
+    assert c.lost and all_lines[-1].startswith("BYE")
+    last_board = [line for line in all_lines if line.startswith("BOARD ")][-1]
+    _check_result(all_lines, last_board, me=0)
+    assert not service.games
+
+
+def test_engine_moves_first_when_person_is_second():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:1 SECOND")
+    assert c.read()[0] == "START 1 1 7x6 gamed:1"
+    service.clock.advance(0)
+    lines = c.read()
+    assert lines[0].startswith("PLAYED 0 ")
+    assert lines[-1].startswith("YOURMOVE 60 ")
+
+
+def test_paired_vertical_win():
+    service = make_service()
+    a, b = pair(service)
+    la, lb = a.read(), b.read()
+    assert "START 1 0 7x6 bob" in la and "START 1 1 7x6 alice" in lb
+    for col_a, col_b in [(3, 4), (3, 4), (3, 4)]:
+        a.send(str(col_a))
+        b.send(f"MOVE {col_b}")
+    a.send("3")
+    la, lb = a.read(), b.read()
+    assert "RESULT WIN FOUR 0 3 0 3 3" in la
+    assert "RESULT LOSE FOUR 0 3 0 3 3" in lb
+    assert a.lost and b.lost
+
+
+def test_paired_on_custom_size_only_with_same_size():
+    service = make_service()
+    a, b = greeted(service), greeted(service)
+    a.send("TABLE 8x8")
+    b.send("TABLE")
+    assert a.read()[-1].startswith("WAIT") and b.read()[-1].startswith("WAIT")
+    c = greeted(service)
+    c.send("TABLE 8x8")
+    assert any(line.startswith("START 1 1 8x8") for line in c.read())
+
+
+def test_errors():
+    service = make_service(strikes=0)
+    a, b = pair(service)
+    a.read(), b.read()
+    b.send("3")  # out of turn
+    a.send("MOVE x", "MOVE 7", "-1", "MOVE", "FLY")
+    assert codes(b.read()) == [410]
+    assert codes(a.read()) == [411, 411, 411, 401, 400]
+    for _ in range(2):
+        a.send("0")
+        b.send("0")
+    a.send("0")
+    b.send("0")
+    assert codes(a.read()) == []
+    a.send("0")  # full column
+    assert codes(a.read()) == [412]
+    c = greeted(service)
+    c.send("PLAY gamed:9", "PLAY gamed:x", "PLAY nosuch", "PLAY gamed 3x6", "PLAY gamed 17x4", "TABLE 20x20", "MOVE 1")
+    assert codes(c.read()) == [406, 406, 405, 407, 407, 407, 404]
+
+
+def test_strikes_lose_the_game():
+    service = make_service(strikes=2)
+    a, b = pair(service)
+    a.read(), b.read()
+    a.send("99", "99")
+    assert a.read()[-2] == "RESULT LOSE STRIKES 1 -1 -1 -1 -1"
+    assert "RESULT WIN STRIKES 1 -1 -1 -1 -1" in b.read()
+
+
+def test_resign():
+    service = make_service()
+    a, b = pair(service)
+    a.read(), b.read()
+    b.send("RESIGN")
+    assert "RESULT WIN RESIGN 0 -1 -1 -1 -1" in a.read()
+    assert "RESULT LOSE RESIGN 0 -1 -1 -1 -1" in b.read()
+
+
+def test_timeout_loses():
+    service = make_service(move_time=5)
+    a, b = pair(service)
+    a.read(), b.read()
+    service.clock.advance(5)
+    assert "RESULT LOSE TIMEOUT 1 -1 -1 -1 -1" in a.read()
+
+
+def test_disconnect_aborts():
+    service = make_service()
+    a, b = pair(service)
+    a.read(), b.read()
+    a.drop()
+    lines = b.read()
+    assert lines[0] == "ABORT DISCONNECT alice disconnected"
+    assert b.lost and not service.games and not service.connections
+
+
+def test_disconnect_during_engine_game():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:2")
+    c.read()
+    c.drop()
+    service.clock.advance(1)
+    assert not service.games
+
+
+def test_board_command():
+    service = make_service()
+    a, b = pair(service, "4x4")
+    a.read(), b.read()
+    a.send("BOARD ON", "2")
+    lines = a.read()
+    assert "BOARD 4x4 ..0. .... .... ...." in lines
+    assert any(line.startswith("PICTURE") for line in lines)
+    b.read()
+    b.send("BOARD")
+    assert b.read()[0] == "BOARD 4x4 ..0. .... .... ...."
