@@ -77,6 +77,19 @@ class CombatConfig:
 
 
 @attrs.frozen
+class Connect4Config:
+    """Settings of the Connect Four service. It is being completed (issue 6): off unless a port is given."""
+
+    listen: tuple[str, ...] = ()  # will be ("tcp:4700",) once the game is complete
+    move_time: float = 60.0  # seconds per move; 0 = no limit; running out loses the game
+    strikes: int = 3  # protocol errors in one game that lose it; 0 = never
+    width: int = 7  # the default board size (clients may ask for 4..16 each way)
+    height: int = 6
+    board: bool = True  # whether drawings are sent after every move by default
+    engines: tuple[str, ...] = ()  # engines offered; () = every registered engine
+
+
+@attrs.frozen
 class AiProgram:
     """A Stratego AI program registered with the daemon ([stratego.ai.<name>])."""
 
@@ -116,6 +129,7 @@ class Config:
     fight: FightConfig = FightConfig()
     stratego: StrategoConfig = StrategoConfig()
     combat: CombatConfig = CombatConfig()
+    connect4: Connect4Config = Connect4Config()
     limits: Limits = Limits()
 
 
@@ -126,6 +140,7 @@ _SECTIONS: dict[str, type] = {
     "fight": FightConfig,
     "stratego": StrategoConfig,
     "combat": CombatConfig,
+    "connect4": Connect4Config,
     "limits": Limits,
 }
 AI_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -235,6 +250,9 @@ def validate(config: Config) -> None:
         raise ConfigError(f"fight.max_line must be 16 to 65536 bytes, not {f.max_line}")
     if f.max_lines < 1:
         raise ConfigError("fight.max_lines must be at least 1")
+    c4 = config.connect4
+    if not (4 <= c4.width <= 16 and 4 <= c4.height <= 16):
+        raise ConfigError(f"connect4.width and connect4.height must be 4 to 16, not {c4.width}x{c4.height}")
     if not 2 <= config.combat.seats <= 15:
         raise ConfigError(f"combat.seats must be 2 to 15, not {config.combat.seats}")
     st = config.stratego

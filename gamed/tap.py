@@ -73,6 +73,7 @@ _LISTEN = {
     "fight-gui": ("fight", "gui_listen"),
     "combat": ("combat", "listen"),
     "combat-text": ("combat", "text_listen"),
+    "connect4": ("connect4", "listen"),
 }
 
 
@@ -152,6 +153,10 @@ class Options(usage.Options):
         """Listen for GGZ Combat clients that start with the text handshake; repeatable; 'none' = off [default: tcp:5689]"""
         self.listen.setdefault("combat-text", []).append(description)
 
+    def opt_connect4(self, description: str) -> None:
+        """Listen for Connect Four players (being completed: off by default); repeatable [default: none]"""
+        self.listen.setdefault("connect4", []).append(description)
+
     def opt_fight_gui(self, description: str) -> None:
         """Listen for Virtual Fight observers (GUIs); repeatable; 'none' = off [default: tcp:4550]"""
         self.listen.setdefault("fight-gui", []).append(description)
@@ -173,7 +178,8 @@ class Options(usage.Options):
         for option, descriptions in listen.items():
             for description in descriptions:
                 check_description(option, description)
-        if not (listen["kalaha"] or listen["fight"] or listen["combat"] or listen["combat-text"] or cfg.stratego.ai):
+        games = ("kalaha", "fight", "combat", "combat-text", "connect4")  # the GUI port alone serves no game
+        if not (any(listen[g] for g in games) or cfg.stratego.ai):
             raise usage.UsageError("every game is switched off: nothing to serve")
         if cfg.fight.listen:
             try:
@@ -281,6 +287,12 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
         _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
         combat.setServiceParent(root)
+    if cfg.connect4.listen:
+        from gamed.connect4.service import Connect4Service
+
+        connect4 = Connect4Service(cfg.connect4, cfg.limits, reactor, think=think)
+        _listen(connect4, cfg.connect4.listen, connect4.port_factory, reactor)
+        connect4.setServiceParent(root)
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService
 

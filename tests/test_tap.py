@@ -94,7 +94,7 @@ def test_config_listen_may_be_a_single_string():
     "text, message",
     [
         ("[kalaha\n", "is not valid TOML"),
-        ("[chess]\nx = 1\n", "unknown section [chess]; known: combat, fight, kalaha, limits, stratego"),
+        ("[chess]\nx = 1\n", "unknown section [chess]; known: combat, connect4, fight, kalaha, limits, stratego"),
         ("[kalaha]\nspeed = 1\n", "unknown setting kalaha.speed"),
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
@@ -163,3 +163,11 @@ def test_registered_ais_start_the_stratego_service(tmp_path):
     assert [(ai.name, ai.command, ai.shown) for ai in cfg.stratego.ai] == [("a", "./a", "./a"), ("b", "./b x", "b-v2")]
     service = tap.makeService(options("--config", str(path)), reactor=MemoryReactorClock())
     assert service.getServiceNamed("stratego").ais.keys() == {"a", "b"}
+
+
+def test_connect4_is_served_only_where_told():
+    reactor = MemoryReactorClock()
+    service = tap.makeService(options("--connect4", "tcp:4700"), reactor=reactor)
+    assert service.getServiceNamed("connect4") is not None
+    with pytest.raises(KeyError):
+        tap.makeService(options(), reactor=MemoryReactorClock()).getServiceNamed("connect4")

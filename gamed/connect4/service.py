@@ -1,8 +1,8 @@
 """The Connect Four network service: one game object for two seats, the engine seat, and the
 service owning the lobby, the running games and the connections.
 
-Not wired into ``gamed.tap`` or the configuration yet; ``Connect4Settings`` holds its settings
-until the configuration has a section for them.
+Its settings are the ``[connect4]`` section (``gamed.config.Connect4Config``); the daemon serves
+it where ``--connect4`` says (off by default while Connect Four is being completed).
 """
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ import itertools
 import random
 from collections.abc import Callable, Hashable
 
-import attrs
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from gamed.config import Limits
+from gamed.config import Connect4Config, Limits
 from gamed.connect4 import engines as c4engines
 from gamed.connect4 import wire
 from gamed.connect4.rules import Board, IllegalMove, other
@@ -35,17 +34,8 @@ def run_inline(work: Callable[[], int]) -> Deferred:
     return defer.maybeDeferred(work)
 
 
-@attrs.frozen
-class Connect4Settings:
-    """Settings of the Connect Four service (to move into ``gamed.config`` when it is wired in)."""
-
-    listen: tuple[str, ...] = ("tcp:4700",)
-    move_time: float = 60.0  # seconds per move; 0 = no limit; running out loses the game
-    strikes: int = 3  # protocol errors in one game that lose it; 0 = never
-    width: int = 7
-    height: int = 6
-    board: bool = True  # whether drawings are sent after every move by default
-    engines: tuple[str, ...] | None = None  # engines offered; None = every registered engine
+# The service's settings are the [connect4] section of the configuration.
+Connect4Settings = Connect4Config
 
 
 class GameError(Exception):
@@ -301,7 +291,7 @@ class Connect4Service(GameService):
 
     def engine_names(self) -> list[str]:
         names = c4engines.engine_names()
-        if self.config.engines is not None:
+        if self.config.engines:
             names = [n for n in names if n in self.config.engines]
         return names
 

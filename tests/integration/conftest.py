@@ -32,12 +32,16 @@ async def start_daemon():
         fight: str = "none",
         fight_gui: str = "none",
         combat: str | None = None,
+        connect4: str | None = None,
         timeout: float = 20,
     ) -> Daemon:
         ports = [kalaha, fight, fight_gui]
         if combat is not None:
             extra = ("--combat", combat, *extra)
             ports.append(combat)
+        if connect4 is not None:
+            extra = ("--connect4", connect4, *extra)
+            ports.append(connect4)
         daemon = spawn(
             gamed_args(*extra, kalaha=kalaha, fight=fight, fight_gui=fight_gui),
             expect_ports=sum(p != "none" for p in ports),
