@@ -62,6 +62,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/fight_load.py
 	$(BIN)/python bench/stratego_referee.py
 	$(BIN)/python bench/combat_load.py
+	$(BIN)/python bench/connect4_solver.py --max-seconds 150
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis
