@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 
+from gamed.names import valid_name
+
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names the setting and says what is allowed."""
@@ -143,7 +145,6 @@ _SECTIONS: dict[str, type] = {
     "connect4": Connect4Config,
     "limits": Limits,
 }
-AI_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 WORKDIRS = ("fresh", "persistent")
 
 
@@ -189,7 +190,7 @@ def _check_ais(value: Any) -> tuple[AiProgram, ...]:
     known = {f.name for f in attrs.fields(AiProgram)} - {"name"}
     for name, entry in value.items():
         where = f"stratego.ai.{name}"
-        if not name or not set(name) <= AI_NAME_CHARS or len(name) > 32:
+        if not valid_name(name):
             raise ConfigError(f"{where}: an AI name is 1-32 letters, digits, _ . -")
         if isinstance(entry, str):
             entry = {"command": entry}

@@ -18,6 +18,7 @@ from twisted.protocols.policies import TimeoutMixin
 from twisted.python.failure import Failure
 
 from gamed.combat import wire
+from gamed.names import valid_name
 
 if TYPE_CHECKING:
     from gamed.combat.service import CombatService, Seating
@@ -113,10 +114,10 @@ class CombatProtocol(Protocol, TimeoutMixin):
         if not words:
             return
         command, args = words[0].upper(), words[1:]
-        if command == "NAME" and len(args) == 1 and wire_name(args[0]):
+        if command == "NAME" and len(args) == 1 and valid_name(args[0]):
             self.name = args[0]
             self._say(f"OK NAME {self.name}")
-        elif command == "TABLE" and len(args) in (1, 2) and wire_name(args[0]):
+        elif command == "TABLE" and len(args) in (1, 2) and valid_name(args[0]):
             seats = None
             if len(args) == 2:
                 if not args[1].isdigit() or not 2 <= int(args[1]) <= 15:
@@ -199,11 +200,6 @@ class CombatProtocol(Protocol, TimeoutMixin):
         if seating is not None:
             self.service.vacate(seating, None)
         self.service.disconnected(self)
-
-
-def wire_name(name: str) -> bool:
-    """True for a player or table name the handshake accepts."""
-    return 1 <= len(name) <= 32 and all(c.isascii() and (c.isalnum() or c in "_.-") for c in name)
 
 
 class CombatFactory(Factory):

@@ -26,7 +26,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 
-from gamed.stratego.process import leader_command, minimal_environment
+from gamed.children import leader_command, minimal_environment
 
 MAX_LINE = 4096  # bytes in one reply line from the host
 STDERR_TAIL = 2048  # bytes of the host's stderr kept for failure reasons

@@ -12,6 +12,7 @@ from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from gamed.names import valid_name
 from gamed.connect4 import wire
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.textline import TextLineProtocol
@@ -83,7 +84,7 @@ class Connect4Protocol(TextLineProtocol):
         self.send_lines(["PONG"])
 
     def _name(self, args: list[str]) -> None:
-        if len(args) != 1 or not wire.valid_name(args[0]):
+        if len(args) != 1 or not valid_name(args[0]):
             raise ParseError(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
         if self.game is not None:
             raise ParseError(Code.NOT_NOW, "you cannot change your name during a game")

@@ -14,10 +14,10 @@ import math
 import re
 
 from gamed import __version__
+from gamed.names import valid_name
 from gamed.connect4.rules import MAX_SIZE, MIN_SIZE, Board, IllegalMove
 
 PROTOCOL = "CONNECT4/1"
-NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
 SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
 _COLUMN_RE = re.compile(r"[+-]?[0-9]{1,6}\Z")
 NO_LINE = (-1, -1, -1, -1)
@@ -92,8 +92,6 @@ def parse(text: str) -> tuple[str, list[str]]:
     return words[0].upper(), words[1:]
 
 
-def valid_name(name: str) -> bool:
-    return bool(NAME_RE.match(name))
 
 
 def parse_size(word: str) -> tuple[int, int] | None:

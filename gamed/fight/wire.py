@@ -7,12 +7,11 @@ observer lines follow spec §9. Everything is ``&``-separated ASCII; the protoco
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from gamed.names import valid_name
 from gamed.fight.rules import DIRECTIONS, Battle, Command, FightMap, Resolution, Result, Shot, Verb, Warrior
 
-NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
 
 # Server-initiated AI lines (spec §1.15, §7).
 OK = "OK"
@@ -70,7 +69,7 @@ def parse_extension(text: str) -> tuple[str, str] | None:
     if len(fields) != 2:
         return None
     keyword, value = fields[0].strip().upper(), fields[1].strip()
-    if keyword not in ("NAME", "TABLE") or not NAME_RE.match(value):
+    if keyword not in ("NAME", "TABLE") or not valid_name(value):
         return None
     return keyword, value
 

@@ -13,6 +13,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from gamed.names import valid_name
 from gamed.kalaha import ai, wire
 from gamed.kalaha.game import IKalahaPlayer, KalahaGame
 from gamed.kalaha.rules import A, B, IllegalMove, Move, Outcome, other
@@ -94,7 +95,7 @@ class KalahaProtocol(TextLineProtocol):
         self.send_lines(["PONG"])
 
     def _name(self, args: list[str]) -> None:
-        if len(args) != 1 or not wire.valid_name(args[0]):
+        if len(args) != 1 or not valid_name(args[0]):
             return self._error(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
         if self.game is not None:
             return self._error(Code.NOT_NOW, "you cannot change your name during a game")
@@ -102,7 +103,7 @@ class KalahaProtocol(TextLineProtocol):
         self.send_lines([f"OK NAME {self.name}"])
 
     def _table(self, args: list[str]) -> None:
-        if len(args) > 1 or (args and not wire.valid_name(args[0])):
+        if len(args) > 1 or (args and not valid_name(args[0])):
             return self._error(Code.BAD_ARGUMENTS, "usage: TABLE [<table>] (1-32 letters, digits, _ . -)")
         if self._not_in_lobby():
             return
@@ -111,7 +112,7 @@ class KalahaProtocol(TextLineProtocol):
         self._join(table, f"at table {table}" if table else "for an opponent")
 
     def _meet(self, args: list[str]) -> None:
-        if len(args) != 1 or not wire.valid_name(args[0]):
+        if len(args) != 1 or not valid_name(args[0]):
             return self._error(Code.BAD_ARGUMENTS, "usage: MEET <name>")
         if self._not_in_lobby():
             return

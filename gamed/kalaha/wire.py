@@ -14,7 +14,6 @@ from gamed import __version__
 from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
 
 PROTOCOL = "KALAHA/1"
-NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,32}\Z")
 
 
 class Code(enum.IntEnum):
@@ -73,9 +72,6 @@ def parse(text: str) -> tuple[str, list[str]]:
     return words[0].upper(), words[1:]
 
 
-def valid_name(name: str) -> bool:
-    """True for a player or table name the protocol accepts."""
-    return bool(NAME_RE.match(name))
 
 
 def hello() -> str:

@@ -23,14 +23,11 @@ remaining child of the AI's process group with ``waitid(P_PGID, ...)``.
 from __future__ import annotations
 
 import collections
-import ctypes
-import errno
 import math
 import os
 import shlex
 import signal
 import string
-import sys
 from collections.abc import Callable
 
 from twisted.internet import defer
@@ -39,6 +36,7 @@ from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from gamed.children import become_subreaper, executable_file, leader_command, minimal_environment
 from gamed.stratego.referee import TIMEOUT, ISeat, MatchOptions
 
 OUTPUT_LIMIT = 1 << 20  # bytes buffered towards one AI before it counts as gone (§5.1)
@@ -52,10 +50,6 @@ _WHITESPACE = frozenset(string.whitespace)
 _log = Logger(namespace="gamed.stratego.process")
 
 
-def _executable_file(path: str) -> bool:
-    return bool(path) and os.path.isfile(path) and os.access(path, os.X_OK)
-
-
 def resolve_program(argument: str) -> list[str] | None:
     """The argv that §2.5 starts for a player argument, or None when the side is invalid.
 
@@ -65,81 +59,19 @@ def resolve_program(argument: str) -> list[str] | None:
     No PATH search: a bare name is relative to the current directory. ``argv[0]`` is the path as
     given.
     """
-    if _executable_file(argument):
+    if executable_file(argument):
         return [argument]
     if any(c in _WHITESPACE for c in argument):
         try:
             words = shlex.split(argument)
         except ValueError:  # unbalanced quotes
             return None
-        if words and _executable_file(words[0]):
+        if words and executable_file(words[0]):
             return words
     return None
 
 
 # --- starting a group leader ----------------------------------------------------------------
-
-_SETSID = next((p for p in ("/usr/bin/setsid", "/bin/setsid") if _executable_file(p)), None)
-_PYTHON = os.path.realpath(sys.executable) if sys.executable else None  # no venv start-up cost
-# Python ignores SIGPIPE and SIGXFSZ and an exec keeps that: give the AI the defaults back.
-_HELPER = (
-    "import os,sys,signal\n"
-    "signal.signal(signal.SIGPIPE,signal.SIG_DFL)\n"
-    "signal.signal(signal.SIGXFSZ,signal.SIG_DFL)\n"
-    "os.setsid()\n"
-    "try:\n"
-    " os.execv(sys.argv[1],sys.argv[2:])\n"
-    "except OSError as e:\n"
-    " sys.stderr.write('cannot execute %r: %s\\n'%(sys.argv[1],e.strerror))\n"
-    " os._exit(127)\n"
-)
-
-
-def leader_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[str]]:
-    """(executable, args) for spawnProcess that run ``argv`` as a new process group's leader,
-    with ``argv[0]`` unchanged and no PATH search (the path is resolved against our own working
-    directory even when the program runs in ``cwd``)."""
-    given = argv[0]
-    path = given if "/" in given else "./" + given
-    if cwd is not None:
-        path = os.path.abspath(path)
-    if _SETSID is not None and path == given:
-        return _SETSID, ["setsid", "--", *argv]
-    if _PYTHON is None:  # pragma: no cover - an embedded interpreter without an executable
-        raise OSError(errno.ENOEXEC, "no helper to start a process group")
-    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _HELPER, path, *argv]
-
-
-_subreaper_done = False
-
-
-def become_subreaper() -> None:
-    """Make this process the reaper of orphaned descendants (Linux; once; best effort), so the
-    children of an AI that exited can be reaped here instead of staying zombies under init."""
-    global _subreaper_done
-    if _subreaper_done or not sys.platform.startswith("linux"):
-        return
-    _subreaper_done = True
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
-            _log.debug("PR_SET_CHILD_SUBREAPER failed: errno {errno}", errno=ctypes.get_errno())
-    except (OSError, AttributeError):
-        _log.debug("no prctl: orphans of AI programs are left to init")
-
-
-def minimal_environment(extra: dict | None = None) -> dict[str, str]:
-    """PATH and HOME from our environment, LANG=LC_ALL=C, then ``extra``."""
-    env = {
-        "PATH": os.environ.get("PATH") or os.defpath,
-        "HOME": os.environ.get("HOME") or "/",
-        "LANG": "C",
-        "LC_ALL": "C",
-    }
-    if extra:
-        env.update(extra)
-    return env
-
 
 def _encode(text: str) -> bytes:
     try:

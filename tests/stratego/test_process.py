@@ -20,6 +20,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import defer, task
 
+from gamed import children
 from gamed.stratego import process
 from gamed.stratego.process import OVERLONG, ProgramSeat, leader_command, resolve_program
 from gamed.stratego.referee import MatchOptions, Outcome, StrategoReferee, parse_log
@@ -267,12 +268,12 @@ def test_resolve_program_follows_2_5(tmp_path, monkeypatch):
 
 
 def test_leader_command_keeps_argv0_and_never_searches_path(tmp_path):
-    if process._SETSID is not None:
-        assert leader_command(["/x/ai", "1"]) == (process._SETSID, ["setsid", "--", "/x/ai", "1"])
+    if children._SETSID is not None:
+        assert leader_command(["/x/ai", "1"]) == (children._SETSID, ["setsid", "--", "/x/ai", "1"])
         assert leader_command(["./ai"])[1][-1] == "./ai"
     for argv, cwd, path in ((["ai", "1"], None, "./ai"), (["./ai"], str(tmp_path), os.path.abspath("./ai"))):
         executable, args = leader_command(argv, cwd)
-        assert executable == process._PYTHON and args[-len(argv) - 1 :] == [path, *argv]
+        assert executable == children._PYTHON and args[-len(argv) - 1 :] == [path, *argv]
 
 
 INTROSPECT = (
