@@ -14,6 +14,7 @@ from twisted.application.service import MultiService
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
+from twisted.internet.protocol import Factory
 
 from gamed.config import Limits
 
@@ -56,3 +57,25 @@ class GameService(MultiService):
             d.addErrback(lambda f: None)
             waits.append(d)
         return defer.gatherResults(waits)
+
+
+class PlayerFactory(Factory):
+    """Builds one protocol per connection for a game service, numbering them from 1 (the number
+    gives a player without a name a default one). Subclasses name ``protocol`` and ``prefix``."""
+
+    noisy = False
+    protocol: type
+    prefix = "game"
+
+    def __init__(self, service: Any):
+        self.service = service
+        self._count = 0
+
+    def logPrefix(self) -> str:  # noqa: N802
+        return self.prefix
+
+    def buildProtocol(self, addr) -> Any:  # noqa: N802
+        self._count += 1
+        protocol = self.protocol(self.service, self._count)
+        protocol.factory = self
+        return protocol

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from gamed.names import valid_name
 from gamed.connect4 import wire
 from gamed.connect4.wire import Code, ParseError, Reason
+from gamed.gameservice import PlayerFactory
 from gamed.textline import TextLineProtocol
 
 if TYPE_CHECKING:
@@ -215,20 +215,8 @@ class Connect4Protocol(TextLineProtocol):
         self.close(f"game {game.id} over ({game.reason.value})", [last, "BYE thanks for playing"], routine=True)
 
 
-class Connect4Factory(Factory):
+class Connect4Factory(PlayerFactory):
     """Builds a Connect4Protocol per connection for one Connect4Service."""
 
-    noisy = False
-
-    def __init__(self, service: Connect4Service):
-        self.service = service
-        self._count = 0
-
-    def logPrefix(self) -> str:  # noqa: N802
-        return "connect4"
-
-    def buildProtocol(self, addr) -> Connect4Protocol:  # noqa: N802
-        self._count += 1
-        protocol = Connect4Protocol(self.service, self._count)
-        protocol.factory = self
-        return protocol
+    protocol = Connect4Protocol
+    prefix = "connect4"

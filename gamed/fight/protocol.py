@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
@@ -16,6 +15,7 @@ from zope.interface import implementer
 from gamed.fight import wire
 from gamed.fight.game import FightGame, IFightTeam
 from gamed.fight.rules import DONE, INVALID, Result
+from gamed.gameservice import PlayerFactory
 from gamed.textline import TextLineProtocol
 
 if TYPE_CHECKING:
@@ -145,20 +145,8 @@ class FightProtocol(TextLineProtocol):
         self.close(f"fight game {game.id} over ({result.value})", [wire.game_over(result)], routine=True)
 
 
-class FightFactory(Factory):
+class FightFactory(PlayerFactory):
     """Builds a FightProtocol per AI connection for one FightService."""
 
-    noisy = False
-
-    def __init__(self, service: FightService):
-        self.service = service
-        self._count = 0
-
-    def logPrefix(self) -> str:  # noqa: N802
-        return "fight"
-
-    def buildProtocol(self, addr) -> FightProtocol:  # noqa: N802
-        self._count += 1
-        protocol = FightProtocol(self.service, self._count)
-        protocol.factory = self
-        return protocol
+    protocol = FightProtocol
+    prefix = "fight"

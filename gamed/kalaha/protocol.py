@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from twisted.internet.protocol import Factory
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
@@ -18,6 +17,7 @@ from gamed.kalaha import ai, wire
 from gamed.kalaha.game import IKalahaPlayer, KalahaGame
 from gamed.kalaha.rules import A, B, IllegalMove, Move, Outcome, other
 from gamed.kalaha.wire import Code
+from gamed.gameservice import PlayerFactory
 from gamed.lobby import LobbyError
 from gamed.textline import TextLineProtocol
 
@@ -270,20 +270,8 @@ class KalahaProtocol(TextLineProtocol):
         self.close(f"game {game.id} over ({outcome.reason.value})", lines, routine=True)
 
 
-class KalahaFactory(Factory):
+class KalahaFactory(PlayerFactory):
     """Builds a KalahaProtocol per connection for one KalahaService."""
 
-    noisy = False
-
-    def __init__(self, service: KalahaService):
-        self.service = service
-        self._count = 0
-
-    def logPrefix(self) -> str:  # noqa: N802
-        return "kalaha"
-
-    def buildProtocol(self, addr) -> KalahaProtocol:  # noqa: N802
-        self._count += 1
-        protocol = KalahaProtocol(self.service, self._count)
-        protocol.factory = self
-        return protocol
+    protocol = KalahaProtocol
+    prefix = "kalaha"
