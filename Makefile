@@ -18,10 +18,10 @@ endif
 all: $(VENV)/.installed examples
 
 # Everything written in C: the Stratego example AI (used by the benchmark), and the Connect Four
-# example engine and perfect-play solver (shared libraries for the engines folder).
+# example engine and perfect-play solver, installed in the engines folder (engines/<name>/engine.so).
 examples:
 	$(MAKE) --no-print-directory -C examples/stratego
-	$(MAKE) --no-print-directory -C gamed/connect4/native
+	$(MAKE) --no-print-directory -C gamed/connect4/native install ENGINES_DIR=$(CURDIR)/engines
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gamed needs Python >= 3.11 (set PYTHON=...)")'
@@ -35,7 +35,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml twisted/plugins/gamed_plugin.py | c
 
 # A regular (non-editable) install is what twistd runs, so reinstall the package whenever its
 # sources change; cheap, and it keeps `make run` honest.
-$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' 2>/dev/null)
+$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' 2>/dev/null)
 	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall .
 	$(MAKE) --no-print-directory plugin-cache
 	touch $@
@@ -46,6 +46,7 @@ plugin-cache:
 	PYTHONPATH=. $(BIN)/python -c 'from twisted.plugin import IPlugin, getPlugins; list(getPlugins(IPlugin))'
 
 run: $(VENV)/.package
+	@$(MAKE) --no-print-directory examples >/dev/null || echo "gamed: the C engines and AIs were not built (no C compiler?); Connect Four offers its built-in engines only" >&2
 	$(BIN)/twistd --nodaemon --pidfile= $(LOGGER) gamed $(ARGS)
 
 test: $(VENV)/.package
@@ -63,6 +64,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/stratego_referee.py
 	$(BIN)/python bench/combat_load.py
 	$(BIN)/python bench/connect4_solver.py --max-seconds 150
+	$(BIN)/python bench/connect4_load.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis

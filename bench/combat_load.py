@@ -62,6 +62,7 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     start_profiler,
     stop_all,
     work_tree_version,
+    ports_only,
 )
 
 sys.path.insert(1, str(ROOT))
@@ -110,8 +111,7 @@ class CombatServer(Server):
 def daemon(args) -> CombatServer:
     argv = [
         str(BIN / "twistd"), "-n", "--pidfile=", "gamed",
-        "--kalaha", "none", "--fight", "none", "--fight-gui", "none",
-        "--combat", f"tcp:0:interface={HOST}",
+        *ports_only(combat=f"tcp:0:interface={HOST}"),
         "--max-per-peer", "0", "--max-connections", "0",
     ]  # fmt: skip
     return CombatServer("gamed", argv, "combat (ConnectionLimits) starting on ", args.server_cpu, args.logdir)

@@ -24,6 +24,21 @@ perf = time.perf_counter
 HELPERS: list[subprocess.Popen] = []  # py-spy and other helper processes, killed on the way out
 
 
+# Every listening option of the daemon: a benchmark serves only what it measures.
+GAME_PORTS = ("kalaha", "fight", "fight-gui", "combat", "combat-text", "connect4", "web")
+
+
+def ports_only(**ports: str) -> list[str]:
+    """twistd gamed arguments that serve the given ports (``fight_gui="tcp:0"``...) and switch
+    every other port and the records off, so benchmarks neither clash nor measure extra work."""
+    argv = []
+    for name in GAME_PORTS:
+        argv += [f"--{name}", ports.pop(name.replace("-", "_"), "none")]
+    if ports:
+        raise ValueError(f"unknown ports: {', '.join(ports)}")
+    return argv + ["--records", "none", "--combat-records", ""]
+
+
 class BenchError(Exception):
     """The benchmark cannot go on (a server did not start, a phase never got going...)."""
 

@@ -86,6 +86,7 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     start_profiler,
     stop_all,
     work_tree_version,
+    ports_only,
 )
 
 sys.path.insert(1, str(ROOT))
@@ -121,9 +122,7 @@ def daemon(args, name: str = "gamed") -> Server:
     """The work tree's gamed on two ephemeral loopback ports (AI and GUI), read from its log."""
     argv = [
         str(BIN / "twistd"), "-n", "--pidfile=", "gamed",
-        "--kalaha", "none",
-        "--fight", f"tcp:0:interface={HOST}",
-        "--fight-gui", f"tcp:0:interface={HOST}",
+        *ports_only(fight=f"tcp:0:interface={HOST}", fight_gui=f"tcp:0:interface={HOST}"),
         "--fight-pair-delay", "0",
         "--fight-max-turns", str(args.turns),
         "--fight-turn-time", f"{args.turn_time:g}",

@@ -62,6 +62,7 @@ from common import (
     set_priority,
     start_profiler,
     stop_all,
+    ports_only,
 )
 
 PREFIX = "kalaha-bench"  # of the log directory and of the py-spy stacks kept
@@ -91,7 +92,7 @@ def daemon(args, idle_timeout: float | None = None) -> Server:
     port = free_port()
     argv = [
         str(BIN / "twistd"), "-n", "--pidfile=", "gamed",
-        "--kalaha", f"tcp:port={port}:interface={HOST}:backlog={args.backlog}",
+        *ports_only(kalaha=f"tcp:port={port}:interface={HOST}:backlog={args.backlog}"),
         "--max-per-peer", "0", "--max-connections", "0",
         "--kalaha-pair-delay", "0.5",
     ]  # fmt: skip

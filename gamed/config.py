@@ -80,15 +80,30 @@ class CombatConfig:
 
 @attrs.frozen
 class Connect4Config:
-    """Settings of the Connect Four service. It is being completed (issue 6): off unless a port is given."""
+    """Settings of the Connect Four service (people, engines, engine matches)."""
 
-    listen: tuple[str, ...] = ()  # will be ("tcp:4700",) once the game is complete
+    listen: tuple[str, ...] = ("tcp:4700",)
     move_time: float = 60.0  # seconds per move; 0 = no limit; running out loses the game
     strikes: int = 3  # protocol errors in one game that lose it; 0 = never
     width: int = 7  # the default board size (clients may ask for 4..16 each way)
     height: int = 6
     board: bool = True  # whether drawings are sent after every move by default
-    engines: tuple[str, ...] = ()  # engines offered; () = every registered engine
+    engines: tuple[str, ...] = ()  # engines offered; () = every built-in and installed engine
+    engines_dir: str = "engines"  # native engines: <engines_dir>/<name>/engine.so; "" = none
+    engine_time: float = 10.0  # seconds an engine may think per move; more aborts the game (ENGINE)
+    engine_games: int = 16  # engine games and matches at once (a native engine runs a process each)
+    match_games: int = 100  # the most games one MATCH command may ask for
+
+
+@attrs.frozen
+class WebConfig:
+    """Settings of the web site: live tables, matches and ratings in a browser and as JSON."""
+
+    listen: tuple[str, ...] = ("tcp:8080",)
+    keepalive: float = 15.0  # seconds between keep-alive comments on event streams; 0 = none
+    max_viewers: int = 10_000  # event streams open at once; 0 = unlimited
+    viewer_buffer: int = 262_144  # bytes a viewer may leave unread before its stream is dropped
+    linger: float = 60.0  # seconds a finished game stays visible at its live address
 
 
 @attrs.frozen
@@ -124,6 +139,15 @@ class StrategoConfig:
 
 
 @attrs.frozen
+class RecordsConfig:
+    """Where finished matches and ratings are kept (gamed.records)."""
+
+    # A SQLite path (relative to the working directory), sqlite:///abs/path, sqlite:rel/path or
+    # postgresql://user:password@host:port/dbname; "" = keep no records.
+    database: str = "gamed.sqlite"
+
+
+@attrs.frozen
 class Config:
     """The whole daemon configuration."""
 
@@ -132,7 +156,9 @@ class Config:
     stratego: StrategoConfig = StrategoConfig()
     combat: CombatConfig = CombatConfig()
     connect4: Connect4Config = Connect4Config()
+    web: WebConfig = WebConfig()
     limits: Limits = Limits()
+    records: RecordsConfig = RecordsConfig()
 
 
 FIRST_CHOICES = ("arrival", "alternate", "random")
@@ -143,7 +169,9 @@ _SECTIONS: dict[str, type] = {
     "stratego": StrategoConfig,
     "combat": CombatConfig,
     "connect4": Connect4Config,
+    "web": WebConfig,
     "limits": Limits,
+    "records": RecordsConfig,
 }
 WORKDIRS = ("fresh", "persistent")
 
@@ -254,6 +282,10 @@ def validate(config: Config) -> None:
     c4 = config.connect4
     if not (4 <= c4.width <= 16 and 4 <= c4.height <= 16):
         raise ConfigError(f"connect4.width and connect4.height must be 4 to 16, not {c4.width}x{c4.height}")
+    if c4.engine_time <= 0:
+        raise ConfigError(f"connect4.engine_time must be more than 0 seconds, not {c4.engine_time}")
+    if c4.engine_games < 0 or c4.match_games < 1:
+        raise ConfigError("connect4.engine_games must be 0 or more and connect4.match_games 1 or more")
     if not 2 <= config.combat.seats <= 15:
         raise ConfigError(f"combat.seats must be 2 to 15, not {config.combat.seats}")
     st = config.stratego
@@ -269,10 +301,29 @@ def validate(config: Config) -> None:
         raise ConfigError(f"fight.gui_buffer must be at least 4096 bytes, not {f.gui_buffer}")
     if f.gui_token and not all(33 <= ord(ch) < 127 and ch != "&" for ch in f.gui_token):
         raise ConfigError("fight.gui_token must be printable ASCII without blanks or '&'")
+    web = config.web
+    if web.keepalive > 3600:
+        raise ConfigError(f"web.keepalive must be at most 3600 seconds, not {web.keepalive:g}")
+    if web.viewer_buffer < 4096:
+        raise ConfigError(f"web.viewer_buffer must be at least 4096 bytes, not {web.viewer_buffer}")
     if not 16 <= lim.max_line <= 1_048_576:
         raise ConfigError(f"limits.max_line must be 16 to 1048576 bytes, not {lim.max_line}")
     if lim.line_rate and lim.line_burst < 1:
         raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
+    _validate_records(config.records)
+
+
+def _validate_records(records: RecordsConfig) -> None:
+    """The records database must be a URL gamed.records can open (checked without opening it)."""
+    db = records.database
+    if db != db.strip() or "\n" in db or "\0" in db:
+        raise ConfigError(f"records.database must not have blanks around it or line breaks, not {db!r}")
+    if not db:
+        return
+    if "://" in db and not db.startswith(("sqlite://", "postgresql://", "postgres://")):
+        raise ConfigError(f"records.database must be a SQLite path, sqlite:... or postgresql://... URL, not {db!r}")
+    if db in ("sqlite:", "sqlite://", "sqlite:///"):
+        raise ConfigError(f"records.database {db!r} names no file")
 
 
 def load(path: str, base: Config | None = None) -> Config:

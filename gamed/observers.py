@@ -14,13 +14,19 @@ that drops a viewer who does not read instead of letting its backlog grow.
 from __future__ import annotations
 
 import collections
+import json
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from twisted.internet import defer
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import Interface, implementer
 
 from gamed.textline import WriteBatch
+
+if TYPE_CHECKING:
+    from gamed.records import Seat
 
 
 class IViewer(Interface):
@@ -192,3 +198,323 @@ class BoundedOutput:
             self.transport.write(b"".join(held))
         super().resumeProducing()
 
+
+
+# --- live tables for the web (issue 7) ----------------------------------------------------------
+
+
+class ILiveViewer(Interface):
+    """Someone watching a live table or the list of games (a server-sent event stream)."""
+
+    def deliver(data: bytes) -> None:
+        """One or more encoded events. Must never block or raise."""
+
+    def end() -> None:
+        """The stream is over (the table ended, or the daemon stops): close it."""
+
+
+def event_frame(event: str, data: object) -> bytes:
+    """One server-sent event: ``event: <name>`` and the JSON ``data`` on one line."""
+    return b"event: " + event.encode("ascii") + b"\ndata: " + _json(data) + b"\n\n"
+
+
+def _json(data: object) -> bytes:
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+class LiveTable:
+    """One running game as spectators see it: seats, options, every move with the state after it,
+    clocks, and at the end the result. Viewers get a snapshot, then each move, then the end; every
+    event is encoded once, whatever the number of viewers. ``finish`` also stores the match."""
+
+    _log = Logger()
+
+    def __init__(
+        self,
+        hub: LiveHub,
+        table_id: str,
+        game: str,
+        seats: list[Seat],
+        options: dict,
+        state: dict,
+        clocks: dict | None,
+    ):
+        self.hub = hub
+        self.id = table_id
+        self.game = game
+        self.seats = tuple(seats)
+        self.options = dict(options)
+        self.initial_state = state
+        self.state = state
+        self.clocks = _clocks(clocks)
+        self.to_move: int | None = state.get("to_move") if isinstance(state, dict) else None
+        self.moves: list = []  # gamed.records.Move, in order
+        self.started = hub.clock.seconds()
+        self.ended: float | None = None
+        self.result: dict | None = None
+        self.match_id: int | None = None
+        self.closed = False  # the end event has been sent; nothing more will follow
+        self.viewers: set[ILiveViewer] = set()
+        self._players = [{"seat": s.seat, "name": s.name} for s in self.seats]
+
+    # --- what the game reports -------------------------------------------------------------
+
+    def moved(
+        self, seat: int | None, move: str, state: dict, to_move: int | None, clocks: dict | None = None
+    ) -> None:
+        """One move (or one resolved simultaneous turn) and the spectator state after it."""
+        if self.result is not None:
+            return
+        record = self.hub.records.Move(len(self.moves) + 1, seat, move, round(self.hub.clock.seconds() - self.started, 3), state)
+        self.moves.append(record)
+        self.state = state
+        self.to_move = to_move
+        if clocks is not None:
+            self.clocks = _clocks(clocks)
+        if self.viewers:
+            frame = event_frame(
+                "move",
+                {
+                    "n": record.n,
+                    "seat": seat,
+                    "move": move,
+                    "t": record.t,
+                    "state": state,
+                    "turn": record.n,
+                    "to_move": to_move,
+                    "clocks": self.clocks,
+                },
+            )
+            for viewer in list(self.viewers):
+                viewer.deliver(frame)
+        self.hub.changed()
+
+    def finish(
+        self,
+        scores: tuple[float, ...],
+        reason: str,
+        state: dict | None = None,
+        rated: bool = True,
+        extra: dict | None = None,
+    ) -> None:
+        """The game is over: tell the viewers once the match is stored (or at once without a store),
+        then close their streams. Building and storing the record never raises into the game."""
+        if self.result is not None:
+            return
+        if state is not None:
+            self.state = state
+        self.to_move = None
+        self.clocks = {seat: None for seat in self.clocks}  # nobody's clock runs any more
+        self.ended = self.hub.clock.seconds()
+        self.result = {"scores": list(scores), "reason": reason}
+        try:
+            record = self.hub.records.MatchRecord(
+                game=self.game,
+                started=self.started,
+                ended=self.ended,
+                seats=self.seats,
+                options=self.options,
+                moves=tuple(self.moves),
+                scores=tuple(scores),
+                reason=reason,
+                rated=rated,
+                initial_state=self.initial_state,
+                extra=dict(extra or {}),
+                table=self.id,
+            )
+        except Exception:
+            self._log.failure("table {table}: cannot build the match record", table=self.id)
+            record = None
+        self.hub._ended(self)
+        if self.hub.store is None or record is None:
+            self._close()
+            return
+        d = defer.maybeDeferred(self.hub.store.store, record)
+        d.addCallback(self._stored)
+        d.addErrback(self._not_stored)
+        d.addBoth(lambda _: self._close())
+
+    def _stored(self, match_id: int) -> None:
+        self.match_id = match_id
+        self._log.info("table {table} stored as match {match}", table=self.id, match=match_id)
+        self.hub._match_stored(self)
+
+    def _not_stored(self, failure) -> None:
+        self._log.failure("table {table}: the match could not be stored", failure, table=self.id)
+
+    def _close(self) -> None:
+        self.closed = True
+        frame = event_frame("end", self.end_data())
+        for viewer in list(self.viewers):
+            viewer.deliver(frame)
+            viewer.end()
+        self.viewers.clear()
+        self.hub.changed()
+
+    # --- viewers -----------------------------------------------------------------------------
+
+    def add(self, viewer: ILiveViewer) -> None:
+        """Show the table to ``viewer``: a snapshot at once, then the moves (or the end, if over)."""
+        if self.closed:
+            viewer.deliver(event_frame("snapshot", self.detail()))
+            viewer.deliver(event_frame("end", self.end_data()))
+            viewer.end()
+            return
+        self.viewers.add(viewer)  # first, so that the snapshot counts this viewer too
+        viewer.deliver(event_frame("snapshot", self.detail()))
+        self.hub.changed()
+
+    def remove(self, viewer: ILiveViewer) -> None:
+        if viewer in self.viewers:
+            self.viewers.discard(viewer)
+            self.hub.changed()
+
+    # --- JSON views --------------------------------------------------------------------------
+
+    def summary(self) -> dict:
+        """The TableSummary of the HTTP API."""
+        return {
+            "id": self.id,
+            "game": self.game,
+            "players": self._players,
+            "turn": len(self.moves),
+            "to_move": self.to_move,
+            "spectators": len(self.viewers),
+            "started": self.started,
+        }
+
+    def detail(self) -> dict:
+        """The Table of the HTTP API: the summary, options, states, moves, clocks and result."""
+        out = self.summary()
+        out.update(
+            options=self.options,
+            state=self.state,
+            initial_state=self.initial_state,
+            moves=[{"n": m.n, "seat": m.seat, "move": m.move, "t": m.t} for m in self.moves],
+            clocks=self.clocks,
+            result=self.result,
+        )
+        return out
+
+    def end_data(self) -> dict:
+        return {"result": self.result, "state": self.state, "match_id": self.match_id}
+
+
+def _clocks(clocks: dict | None) -> dict:
+    if not clocks:
+        return {}
+    return {str(seat): (None if left is None else round(left, 3)) for seat, left in clocks.items()}
+
+
+class LiveHub:
+    """Every live table of the daemon, and the streams watching the list of games. One per daemon,
+    given to every game service; ``store`` (a RecordStore) keeps finished matches when set."""
+
+    _log = Logger()
+
+    def __init__(self, clock: IReactorTime, store=None, linger: float = 60.0, coalesce: float = 0.5):
+        # Imported here: the text observers above must not depend on the records module.
+        from gamed import records
+
+        self.records = records
+        self.clock = clock
+        self.store = store
+        self.linger = linger
+        self.coalesce = coalesce
+        self.tables: dict[str, LiveTable] = {}  # running tables by id, oldest first
+        self.ended: dict[str, LiveTable] = {}  # finished tables, kept for ``linger`` seconds
+        self.list_viewers: set[ILiveViewer] = set()
+        self._numbers: dict[str, int] = {}
+        self._games_call: IDelayedCall | None = None
+        self._games_sent = float("-inf")
+        self._linger_calls: dict[str, IDelayedCall] = {}
+
+    def open(
+        self, game: str, seats: list[Seat], options: dict, state: dict, clocks: dict | None = None
+    ) -> LiveTable:
+        """A new running table of ``game`` (ids count per game: ``kalaha-1``, ``kalaha-2``...)."""
+        number = self._numbers.get(game, 0) + 1
+        self._numbers[game] = number
+        table = LiveTable(self, f"{game}-{number}", game, seats, options, state, clocks)
+        self.tables[table.id] = table
+        self.changed()
+        return table
+
+    def table(self, table_id: str) -> LiveTable | None:
+        """A running table, or one that ended less than ``linger`` seconds ago."""
+        return self.tables.get(table_id) or self.ended.get(table_id)
+
+    def games(self) -> dict:
+        return {"games": [t.summary() for t in self.tables.values()]}
+
+    def recent_matches(self, limit: int = 20):
+        """Deferred: ``{"matches": [...]}``, newest first (empty without a store)."""
+        if self.store is None:
+            return defer.succeed({"matches": []})
+        d = defer.maybeDeferred(self.store.recent, limit)
+        d.addCallback(lambda matches: {"matches": matches})
+        return d
+
+    # --- the list of games ---------------------------------------------------------------------
+
+    def add_list_viewer(self, viewer: ILiveViewer) -> None:
+        """Stream the list of games to ``viewer``: at once, then whenever it changes (coalesced)."""
+        self.list_viewers.add(viewer)
+        viewer.deliver(event_frame("games", self.games()))
+
+    def remove_list_viewer(self, viewer: ILiveViewer) -> None:
+        self.list_viewers.discard(viewer)
+
+    def changed(self) -> None:
+        """The list of games (turns, spectators, tables) changed: send it within ``coalesce``."""
+        if not self.list_viewers or self._games_call is not None:
+            return
+        delay = max(0.0, self._games_sent + self.coalesce - self.clock.seconds())
+        self._games_call = self.clock.callLater(delay, self._send_games)
+
+    def _send_games(self) -> None:
+        self._games_call = None
+        self._games_sent = self.clock.seconds()
+        if self.list_viewers:
+            frame = event_frame("games", self.games())
+            for viewer in list(self.list_viewers):
+                viewer.deliver(frame)
+
+    def _match_stored(self, table: LiveTable) -> None:
+        if not self.list_viewers:
+            return
+        d = self.recent_matches()
+        d.addCallback(self._send_matches)
+        d.addErrback(lambda f: self._log.failure("cannot list the recent matches", f))
+
+    def _send_matches(self, matches: dict) -> None:
+        frame = event_frame("matches", matches)
+        for viewer in list(self.list_viewers):
+            viewer.deliver(frame)
+
+    # --- ends ----------------------------------------------------------------------------------
+
+    def _ended(self, table: LiveTable) -> None:
+        self.tables.pop(table.id, None)
+        self.ended[table.id] = table
+        self._linger_calls[table.id] = self.clock.callLater(self.linger, self._forget, table.id)
+        self.changed()
+
+    def _forget(self, table_id: str) -> None:
+        self._linger_calls.pop(table_id, None)
+        self.ended.pop(table_id, None)
+
+    def close(self) -> None:
+        """The daemon stops: end every stream and cancel the timers."""
+        for call in [self._games_call, *self._linger_calls.values()]:
+            if call is not None and call.active():
+                call.cancel()
+        self._games_call = None
+        self._linger_calls.clear()
+        for viewer in list(self.list_viewers):
+            viewer.end()
+        self.list_viewers.clear()
+        for table in [*self.tables.values(), *self.ended.values()]:
+            for viewer in list(table.viewers):
+                viewer.end()
+            table.viewers.clear()

@@ -56,6 +56,10 @@ _SETTINGS = {
     "combat-move-time": ("combat", "move_time"),
     "combat-rejoin-grace": ("combat", "rejoin_grace"),
     "combat-records": ("combat", "records"),
+    "connect4-move-time": ("connect4", "move_time"),
+    "connect4-engines": ("connect4", "engines_dir"),
+    "connect4-engine-time": ("connect4", "engine_time"),
+    "records": ("records", "database"),
     "max-line": ("limits", "max_line"),
     "idle-timeout": ("limits", "idle_timeout"),
     "max-connections": ("limits", "max_connections"),
@@ -74,6 +78,7 @@ _LISTEN = {
     "combat": ("combat", "listen"),
     "combat-text": ("combat", "text_listen"),
     "connect4": ("connect4", "listen"),
+    "web": ("web", "listen"),
 }
 
 
@@ -117,6 +122,10 @@ class Options(usage.Options):
         ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
         ["combat-records", None, None, "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"],
         ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept [default: {_default('combat', 'rejoin_grace'):g}]"],
+        ["connect4-move-time", None, None, f"Seconds per Connect Four move of a player, 0 = no limit [default: {_default('connect4', 'move_time'):g}]"],
+        ["connect4-engines", None, None, "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"],
+        ["connect4-engine-time", None, None, f"Seconds a Connect Four engine may think per move [default: {_default('connect4', 'engine_time'):g}]"],
+        ["records", None, None, "Database of finished matches and ratings: a SQLite path, sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
@@ -154,8 +163,12 @@ class Options(usage.Options):
         self.listen.setdefault("combat-text", []).append(description)
 
     def opt_connect4(self, description: str) -> None:
-        """Listen for Connect Four players (being completed: off by default); repeatable [default: none]"""
+        """Listen for Connect Four players and programs; repeatable; 'none' = off [default: tcp:4700]"""
         self.listen.setdefault("connect4", []).append(description)
+
+    def opt_web(self, description: str) -> None:
+        """Serve the web site (live games, replays, ratings, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
+        self.listen.setdefault("web", []).append(description)
 
     def opt_fight_gui(self, description: str) -> None:
         """Listen for Virtual Fight observers (GUIs); repeatable; 'none' = off [default: tcp:4550]"""
@@ -168,6 +181,8 @@ class Options(usage.Options):
             for option, (section, setting) in _SETTINGS.items():
                 if self[option] is not None:
                     values.setdefault(section, {})[setting] = self[option]
+            if self["records"] in ("none", "off"):
+                values["records"]["database"] = ""
             for option, descriptions in self.listen.items():
                 section, setting = _LISTEN[option]
                 values.setdefault(section, {})[setting] = [] if descriptions == ["none"] else descriptions
@@ -265,16 +280,17 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     cfg = options.config if options.config is not None else Config()
     raise_file_limit()
     root = GamedService()
+    hub = _live_hub(cfg, root, reactor)
 
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
     if cfg.kalaha.listen:
-        kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think)
+        kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think, hub=hub)
         _listen(kalaha, cfg.kalaha.listen, kalaha.port_factory, reactor)
         kalaha.setServiceParent(root)
     if cfg.fight.listen:
-        fight = FightService(cfg.fight, cfg.limits, reactor, options.fight_map)
+        fight = FightService(cfg.fight, cfg.limits, reactor, options.fight_map, hub=hub)
         _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
         _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
         fight.setServiceParent(root)
@@ -290,15 +306,35 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.connect4.listen:
         from gamed.connect4.service import Connect4Service
 
-        connect4 = Connect4Service(cfg.connect4, cfg.limits, reactor, think=think)
+        connect4 = Connect4Service(cfg.connect4, cfg.limits, reactor, think=think, reactor=reactor, hub=hub)
         _listen(connect4, cfg.connect4.listen, connect4.port_factory, reactor)
         connect4.setServiceParent(root)
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService
 
         StrategoService(cfg.stratego, cfg.limits, reactor).setServiceParent(root)
+    if cfg.web.listen:
+        from gamed.web.service import WebService
+
+        web = WebService(cfg.web, cfg.limits, hub, reactor)
+        _listen(web, cfg.web.listen, web.port_factory, reactor)
+        web.setServiceParent(root)
     tune_garbage_collector()
     return root
+
+
+def _live_hub(cfg: Config, root: MultiService, reactor):
+    """The daemon's one LiveHub; with records on, its RecordStore opened by a RecordsService that is
+    started first and stopped last (after the games have stored their last matches)."""
+    from gamed.observers import LiveHub
+
+    store = None
+    if cfg.records.database:
+        from gamed.records import RecordsService, RecordStore
+
+        store = RecordStore(cfg.records.database, reactor)
+        RecordsService(store).setServiceParent(root)
+    return LiveHub(reactor, store, linger=cfg.web.linger)
 
 
 def _listen(service: MultiService, descriptions: tuple[str, ...], factory, reactor) -> None:

@@ -56,7 +56,7 @@ def test_command_line_settings():
         (["--max-line", "3"], "limits.max_line must be 16 to 1048576 bytes"),
         (["--kalaha", "tcp:notaport"], "--kalaha 'tcp:notaport' is not a usable listen description"),
         (["--kalaha", "carrier-pigeon:1"], "is not a usable listen description"),
-        (["--kalaha", "none", "--fight", "none", "--combat", "none", "--combat-text", "none"], "every game is switched off: nothing to serve"),
+        (["--kalaha", "none", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none"], "every game is switched off: nothing to serve"),
         (["--config", "/nonexistent/gamed.conf"], "cannot read config file /nonexistent/gamed.conf"),
         (["--frobnicate"], "frobnicate"),
     ],
@@ -94,7 +94,7 @@ def test_config_listen_may_be_a_single_string():
     "text, message",
     [
         ("[kalaha\n", "is not valid TOML"),
-        ("[chess]\nx = 1\n", "unknown section [chess]; known: combat, connect4, fight, kalaha, limits, stratego"),
+        ("[chess]\nx = 1\n", "unknown section [chess]; known: combat, connect4, fight, kalaha, limits, records, stratego, web"),
         ("[kalaha]\nspeed = 1\n", "unknown setting kalaha.speed"),
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
@@ -125,7 +125,7 @@ def test_make_service_listens_on_every_description():
     service = tap.makeService(options(*argv), reactor=reactor)
     service.startService()
     ports = [(port, backlog) for port, factory, backlog, interface in reactor.tcpServers]
-    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096)]
+    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096), (4700, 4096), (8080, 4096)]
     kalaha = service.getServiceNamed("kalaha")
     assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
     service.stopService()
@@ -165,9 +165,52 @@ def test_registered_ais_start_the_stratego_service(tmp_path):
     assert service.getServiceNamed("stratego").ais.keys() == {"a", "b"}
 
 
-def test_connect4_is_served_only_where_told():
-    reactor = MemoryReactorClock()
-    service = tap.makeService(options("--connect4", "tcp:4700"), reactor=reactor)
-    assert service.getServiceNamed("connect4") is not None
+def test_connect4_is_served_by_default_and_can_be_switched_off():
+    service = tap.makeService(options(), reactor=MemoryReactorClock())
+    assert service.getServiceNamed("connect4").config.engines_dir == "engines"
     with pytest.raises(KeyError):
-        tap.makeService(options(), reactor=MemoryReactorClock()).getServiceNamed("connect4")
+        tap.makeService(options("--connect4", "none"), reactor=MemoryReactorClock()).getServiceNamed("connect4")
+    cfg = options("--connect4-engines", "/opt/engines", "--connect4-engine-time", "2.5", "--connect4-move-time", "30").config
+    assert (cfg.connect4.engines_dir, cfg.connect4.engine_time, cfg.connect4.move_time) == ("/opt/engines", 2.5, 30.0)
+
+
+def test_web_and_records_options():
+    cfg = options("--web", "tcp:8181", "--web", "tcp:8182", "--records", "none").config
+    assert cfg.web.listen == ("tcp:8181", "tcp:8182") and cfg.records.database == ""
+    cfg = options("--web", "none", "--records", "sqlite:rel/x.sqlite").config
+    assert cfg.web.listen == () and cfg.records.database == "sqlite:rel/x.sqlite"
+    assert Config().web.listen == ("tcp:8080",) and Config().web.keepalive == 15.0
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[web]\nviewer_buffer = 100\n", "web.viewer_buffer must be at least 4096 bytes"),
+        ("[web]\nkeepalive = 7200\n", "web.keepalive must be at most 3600 seconds"),
+        ("[web]\nmax_viewers = -1\n", "web.max_viewers must not be negative"),
+    ],
+)
+def test_bad_web_settings_name_the_setting(tmp_path, text, message):
+    path = tmp_path / "bad.conf"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        config.load(str(path))
+    assert message in str(e.value)
+
+
+def test_the_web_site_and_records_share_one_hub_with_the_games():
+    reactor = MemoryReactorClock()
+    service = tap.makeService(options("--records", "none", "--fight", "tcp:4500"), reactor=reactor)
+    web = service.getServiceNamed("web")
+    assert service.getServiceNamed("kalaha").hub is web.hub is service.getServiceNamed("fight").hub
+    assert web.hub.store is None
+    with pytest.raises(KeyError):
+        tap.makeService(options("--web", "none", "--records", "none"), reactor=MemoryReactorClock()).getServiceNamed("web")
+
+
+def test_records_on_give_the_hub_a_store_opened_by_the_records_service(tmp_path):
+    database = tmp_path / "m.sqlite"
+    service = tap.makeService(options("--records", str(database)), reactor=MemoryReactorClock())
+    records = service.getServiceNamed("records")
+    assert list(service)[0] is records  # started first, stopped last (after the games' last stores)
+    assert service.getServiceNamed("web").hub.store is records.store

@@ -59,13 +59,13 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gamed-c4", description="Connect Four engines and matches.")
     sub = p.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="list the engines and their levels")
-    lst.add_argument("--engines", metavar="DIR", help="folder of <name>/engine.so native engines")
+    lst.add_argument("--engines", metavar="DIR", default="engines", help="folder of <name>/engine.so native engines [default: engines]")
     m = sub.add_parser("match", help="play a series of games between two engines")
     m.add_argument("first", type=_spec, metavar="ENGINE[:LEVEL]")
     m.add_argument("second", type=_spec, metavar="ENGINE[:LEVEL]")
     m.add_argument("--games", type=_positive, default=2, metavar="N")
     m.add_argument("--size", type=_size, default=(7, 6), metavar="WxH")
-    m.add_argument("--engines", metavar="DIR", help="folder of <name>/engine.so native engines")
+    m.add_argument("--engines", metavar="DIR", default="engines", help="folder of <name>/engine.so native engines [default: engines]")
     return p
 
 

@@ -58,8 +58,11 @@ def _call(d_factory):
 
 
 @defer.inlineCallbacks
-def play_game(number, engine_a, engine_b, width, height, levels, a_first):
-    """One game; Deferred of a :class:`GameResult`. Engines are ended (errors ignored) after."""
+def play_game(number, engine_a, engine_b, width, height, levels, a_first, watch=None):
+    """One game; Deferred of a :class:`GameResult`. Engines are ended (errors ignored) after.
+    ``watch(number, (name of player 0, name of player 1), board)``, if given, returns an object
+    told ``moved(board, player, column)`` after every move and ``ended(board, winner player or
+    None, reason, counted)`` at the end (a game of a stopped series is not counted)."""
     sides = (A, B) if a_first else (B, A)  # sides[player] = "a"/"b"
     engine = {A: engine_a, B: engine_b}
     level = {A: levels[0], B: levels[1]}
@@ -67,8 +70,12 @@ def play_game(number, engine_a, engine_b, width, height, levels, a_first):
     other = {A: B, B: A}
     board = Board(width, height)
     started = []
+    watcher = None if watch is None else watch(number, (label[sides[0]], label[sides[1]]), board)
 
     def result(winner, reason):
+        if watcher is not None:
+            player = None if winner is None else sides.index(winner)
+            watcher.ended(board, player, reason, not getattr(engine_a, "stopped", False))
         return GameResult(number, sides[0], winner, reason, tuple(board.moves))
 
     try:
@@ -88,12 +95,14 @@ def play_game(number, engine_a, engine_b, width, height, levels, a_first):
                 board.drop(column)
             except IllegalMove as e:
                 return result(other[side], f"{label[side]} played an illegal move {column!r}: {e}")
-            watcher = other[side]
-            ok, value = yield _call(lambda: engine[watcher].play_move(player, column))
+            if watcher is not None:
+                watcher.moved(board, player, column)
+            listener = other[side]
+            ok, value = yield _call(lambda: engine[listener].play_move(player, column))
             if not ok:
-                return result(side, f"{label[watcher]} failed: {value}")
+                return result(side, f"{label[listener]} failed: {value}")
             if value is not True:
-                return result(side, f"{label[watcher]} refused the legal move {column}")
+                return result(side, f"{label[listener]} refused the legal move {column}")
         if board.winner is not None:
             side = sides[board.winner]
             return result(side, f"{label[side]} connected four")
@@ -122,3 +131,80 @@ def play_match(engine_a, engine_b, games: int, width: int, height: int, levels: 
 def format_score(value: float) -> str:
     """1, 0.5, 3.5: a score as printed."""
     return f"{value:g}"
+
+
+class _Guarded:
+    """An AsyncEngine inside a :class:`Series`: its calls fail once the series is stopped, and
+    ``auto_move`` fails after ``seconds`` on ``clock`` when a budget is set (a search past its
+    budget loses the game; a native engine's host has its own limit as well)."""
+
+    def __init__(self, engine, series: Series, clock=None, seconds: float | None = None):
+        self._engine, self._series, self._clock, self._seconds = engine, series, clock, seconds
+        self.name = engine.name
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self._series.stopped)
+
+    def __getattr__(self, name):
+        call = getattr(self._engine, name)
+
+        def guarded(*args):
+            if self._series.stopped:
+                return defer.fail(RuntimeError(f"match stopped: {self._series.stopped}"))
+            return call(*args)
+
+        return guarded
+
+    def auto_move(self, player: int, level: int):
+        if self._series.stopped:
+            return defer.fail(RuntimeError(f"match stopped: {self._series.stopped}"))
+        d = self._engine.auto_move(player, level)
+        if self._clock is None or not self._seconds:
+            return d
+        d.addTimeout(self._seconds, self._clock)
+
+        def late(failure):
+            failure.trap(defer.TimeoutError)
+            raise TimeoutError(f"no move within {self._seconds:g} s")
+
+        return d.addErrback(late)
+
+
+class Series:
+    """An engine-vs-engine series run by the daemon: ``run(on_game)`` plays it and fires with the
+    :class:`MatchSummary`; ``stop(why)`` ends it early (the game in progress is not counted and
+    ``stopped`` says why). ``move_time`` bounds each engine move on ``clock``."""
+
+    def __init__(self, engine_a, engine_b, games: int, size: tuple[int, int], levels: Sequence[int],
+                 clock=None, move_time: float | None = None, watch=None):
+        self._raw = (engine_a, engine_b)
+        self.watch = watch
+        self.engine_a = _Guarded(engine_a, self, clock, move_time)
+        self.engine_b = _Guarded(engine_b, self, clock, move_time)
+        self.games, self.size, self.levels = games, size, tuple(levels)
+        self.names = (f"{engine_a.name}:{levels[0]}", f"{engine_b.name}:{levels[1]}")
+        self.results: list[GameResult] = []
+        self.stopped: str | None = None
+
+    @defer.inlineCallbacks
+    def run(self, on_game=None):
+        width, height = self.size
+        for i in range(self.games):
+            if self.stopped:
+                break
+            r = yield play_game(i + 1, self.engine_a, self.engine_b, width, height, self.levels,
+                                a_first=(i % 2 == 0), watch=self.watch)
+            if self.stopped:
+                break
+            self.results.append(r)
+            if on_game is not None:
+                on_game(r)
+        return MatchSummary(self.names[0], self.names[1], tuple(self.results))
+
+    def stop(self, why: str) -> None:
+        """End the series early; a native engine's running search is cancelled."""
+        if self.stopped is None:
+            self.stopped = why
+            for engine in self._raw:
+                engine.abort()

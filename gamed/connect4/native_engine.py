@@ -214,6 +214,14 @@ class NativeEngine:
             self._grace_timer = self._reactor.callLater(self.close_grace, self._kill)
         return self._when_ended()
 
+    def kill(self, reason: str = "engine killed") -> Deferred:
+        """End the host at once (SIGKILL to its process group), failing any pending call with
+        ``reason``: a search still running is cancelled. Fires once the host has been reaped."""
+        if not self._has_ended:
+            self._closing = True
+            self._fail(EngineFailed(reason))
+        return self._when_ended()
+
     # --- parsing helpers ---------------------------------------------------------------------
 
     @staticmethod

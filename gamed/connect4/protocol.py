@@ -30,7 +30,10 @@ class Connect4Protocol(TextLineProtocol):
         super().__init__(service.limits, service.clock, service.batch)
         self.service = service
         self.name = f"guest{number}"
+        self.named = False  # True once the player gave a name (only named players are rated)
         self.game: Connect4Game | None = None
+        self.match = None  # the engine match this connection started and watches
+        self.starting = False  # a PLAY or MATCH whose engines are being started
         self.board_on = service.config.board
 
     def __repr__(self) -> str:
@@ -47,6 +50,8 @@ class Connect4Protocol(TextLineProtocol):
         self.service.disconnected(self)
         if self.game is not None and not self.game.over:
             self.game.leave(self)
+        if self.match is not None:
+            self.match.stop("the player who started it left")
 
     def on_idle(self) -> None:
         self.close("idle timeout", [f"BYE nothing happened for {wire.seconds(self.limits.idle_timeout)} s"])
@@ -61,6 +66,8 @@ class Connect4Protocol(TextLineProtocol):
         self.send_lines([wire.error(Code.INTERNAL, "internal error; it has been logged")])
 
     def shutdown(self) -> None:
+        if self.match is not None:
+            self.match.stop("the server is shutting down")
         if self.game is None or self.game.over:
             self.close("server shutdown", [wire.abort(Reason.SHUTDOWN, "the server is shutting down"), "BYE"])
 
@@ -89,16 +96,47 @@ class Connect4Protocol(TextLineProtocol):
         if self.game is not None:
             raise ParseError(Code.NOT_NOW, "you cannot change your name during a game")
         self.name = args[0]
+        self.named = True
         self.send_lines([f"OK NAME {self.name}"])
 
     def _engines(self, args: list[str]) -> None:
-        self.send_lines(wire.engine_lines(self.service.engine_list()))
+        d = self.service.engine_list()
+        d.addCallback(lambda engines: self.connected and self.send_lines(wire.engine_lines(engines)))
+        d.addErrback(self._failed, "ENGINES")
 
     def _play(self, args: list[str]) -> None:
         self._check_in_lobby()
-        engine, level, player, size = wire.parse_play(args, self.service.default_size)
+        engine, level, player, size, opening = wire.parse_play(args, self.service.default_size)
         self.service.lobby.leave(self)
-        self.service.play_engine(self, engine, level, player, size)
+        self._starting(self.service.play_engine(self, engine, level, player, size, opening), "PLAY")
+
+    def _match(self, args: list[str]) -> None:
+        self._check_in_lobby()
+        a, b, games, size = wire.parse_match(args, self.service.default_size)
+        self.service.lobby.leave(self)
+        self._starting(self.service.play_match(self, a, b, games, size), "MATCH")
+
+    def _starting(self, d, what: str) -> None:
+        """Wait for engines to start; a refusal is the command's ERROR (no strike: no game yet)."""
+        self.starting = True
+
+        def done(result):
+            self.starting = False
+            return result
+
+        def refused(failure):
+            failure.trap(ParseError)
+            if self.connected:
+                self.send_lines([wire.error(failure.value.code, str(failure.value))])
+
+        d.addBoth(done)
+        d.addErrback(refused)
+        d.addErrback(self._failed, what)
+
+    def _failed(self, failure, what: str) -> None:
+        self._log.failure("connect4 {what} failed", failure, what=what)
+        if self.connected:
+            self.on_internal_error()
 
     def _table(self, args: list[str]) -> None:
         self._check_in_lobby()
@@ -136,11 +174,16 @@ class Connect4Protocol(TextLineProtocol):
         self.send_lines([wire.board_line(self.game.board), *wire.picture(self.game.board)])
 
     def _resign(self, args: list[str]) -> None:
+        if self.match is not None:
+            self.match.stop(f"stopped by {self.name}")
+            return
         if self.game is None or self.game.over:
             raise ParseError(Code.NOT_NOW, "you are not in a game")
         self.game.resign(self)
 
     def _quit(self, args: list[str]) -> None:
+        if self.match is not None:
+            self.match.stop(f"stopped by {self.name}")
         if self.game is not None and not self.game.over:
             self.game.resign(self)
         else:
@@ -152,6 +195,7 @@ class Connect4Protocol(TextLineProtocol):
         "ENGINES": _engines,
         "PLAY": _play,
         "TABLE": _table,
+        "MATCH": _match,
         "MOVE": _move,
         "BOARD": _board,
         "RESIGN": _resign,
@@ -162,6 +206,10 @@ class Connect4Protocol(TextLineProtocol):
     def _check_in_lobby(self) -> None:
         if self.game is not None:
             raise ParseError(Code.NOT_NOW, "you are already in a game")
+        if self.match is not None:
+            raise ParseError(Code.NOT_NOW, "your match is still running (RESIGN stops it)")
+        if self.starting:
+            raise ParseError(Code.NOT_NOW, "your engines are still starting")
 
     def _error(self, code: Code, text: str) -> None:
         """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
@@ -204,7 +252,7 @@ class Connect4Protocol(TextLineProtocol):
             )
             text = {
                 Reason.DISCONNECT: f"{who} disconnected",
-                Reason.ENGINE: "the engine failed",
+                Reason.ENGINE: f"the engine failed: {game.detail}" if game.detail else "the engine failed",
                 Reason.SHUTDOWN: "the server is shutting down",
             }[game.reason]
             last = wire.abort(game.reason, text)
@@ -213,6 +261,29 @@ class Connect4Protocol(TextLineProtocol):
             last = wire.result(me, game.winner, game.reason, line)
         self.game = None
         self.close(f"game {game.id} over ({game.reason.value})", [last, "BYE thanks for playing"], routine=True)
+
+
+    # --- an engine match's calls ---------------------------------------------------------------
+
+    def match_started(self, match) -> None:
+        self.match = match
+        self.note_activity()
+        w, h = match.size
+        self.send_lines([f"OK MATCH {match.names[0]} {match.names[1]} {match.games} {w}x{h}"])
+
+    def match_game(self, match, result) -> None:
+        self.note_activity()
+        names = {"a": match.names[0], "b": match.names[1]}
+        first, second = (names["a"], names["b"]) if result.first == "a" else (names["b"], names["a"])
+        winner = None if result.winner is None else names[result.winner]
+        self.send_lines([wire.match_game(result.number, first, second, winner, result.moves, result.reason)])
+
+    def match_ended(self, match, summary, stopped: str | None) -> None:
+        self.match = None
+        if self.connected:
+            self.note_activity()
+            self.send_lines([wire.match_end(summary.name_a, summary.score_a, summary.name_b, summary.score_b,
+                                            len(summary.results), stopped)])
 
 
 class Connect4Factory(PlayerFactory):

@@ -127,6 +127,8 @@ class AsyncEngine(Protocol):
 
     def close(self) -> Deferred: ...
 
+    def abort(self) -> Deferred: ...
+
 
 class PythonAsyncEngine:
     """A Python :class:`~gamed.connect4.engines.IEngine` behind Deferreds; the search via ``think``.
@@ -155,6 +157,11 @@ class PythonAsyncEngine:
     def close(self) -> Deferred:
         return defer.succeed(None)
 
+    def abort(self) -> Deferred:
+        """Give up the engine now; a search running in a thread finishes unseen (its result is
+        dropped) since Python threads cannot be interrupted."""
+        return defer.succeed(None)
+
 
 class NativeAsyncEngine:
     """A :class:`NativeEngine` (already asynchronous) under the facade's names."""
@@ -177,6 +184,9 @@ class NativeAsyncEngine:
 
     def close(self) -> Deferred:
         return self.engine.close()
+
+    def abort(self) -> Deferred:
+        return self.engine.kill("engine work cancelled")
 
 
 def open_engine(

@@ -228,3 +228,19 @@ class Board:
             if 1 + forward + back >= CONNECT:
                 return (x - back * dx, y - back * dy, x + forward * dx, y + forward * dy)
         return None
+
+
+def spectator_state(board: Board) -> dict:
+    """What a spectator sees of ``board`` (JSON-able, nothing is hidden in Connect Four): the
+    size, ``cells[x][y]`` (column-major, row 0 at the bottom; the player or None), the player to
+    move (None once the game is over) and the winning line's ends ``[[x1, y1], [x2, y2]]``."""
+    h = board.height
+    cells = [[None if c == NOPLAYER else c for c in board.cells[x * h:(x + 1) * h]] for x in range(board.width)]
+    line = board.win_line
+    return {
+        "width": board.width,
+        "height": h,
+        "cells": cells,
+        "to_move": None if board.is_over() else board.to_move,
+        "win_line": None if line is None else [[line[0], line[1]], [line[2], line[3]]],
+    }

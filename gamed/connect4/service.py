@@ -8,6 +8,7 @@ it where ``--connect4`` says (off by default while Connect Four is being complet
 from __future__ import annotations
 
 import itertools
+import os
 import random
 from collections.abc import Callable, Hashable
 
@@ -18,11 +19,14 @@ from twisted.logger import Logger
 
 from gamed.config import Connect4Config, Limits
 from gamed.connect4 import engines as c4engines
-from gamed.connect4 import wire
+from gamed.connect4 import registry, wire
+from gamed.connect4 import rules
 from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import GameService
 from gamed.lobby import Lobby
+from gamed.observers import LiveHub, LiveTable
+from gamed.records import Seat
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.textline import ConnectionLimits, WriteBatch
 
@@ -66,6 +70,7 @@ class Connect4Game:
         move_time: float | None = 60.0,
         strikes: int = 3,
         on_end: Callable[[Connect4Game], None] = lambda game: None,
+        on_move: Callable[[Connect4Game, int, int, int], None] | None = None,
     ):
         self.id = game_id
         self.players = dict(players)
@@ -78,7 +83,9 @@ class Connect4Game:
         self.reason: Reason | None = None
         self.winner: int | None = None
         self.culprit: int | None = None
+        self.detail = ""
         self._on_end = on_end
+        self._on_move = on_move
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
 
     @property
@@ -142,8 +149,10 @@ class Connect4Game:
         if not self.over:
             self._end(Reason.DISCONNECT, winner=None, culprit=self.player_of(seat))
 
-    def abort(self, reason: Reason = Reason.SHUTDOWN, seat: object | None = None) -> None:
+    def abort(self, reason: Reason = Reason.SHUTDOWN, seat: object | None = None, detail: str = "") -> None:
+        """End the game without a result; ``detail`` says why (e.g. what the engine did)."""
         if not self.over:
+            self.detail = detail
             self._end(reason, winner=None, culprit=None if seat is None else self.player_of(seat))
 
     def _open_turn(self) -> None:
@@ -164,6 +173,8 @@ class Connect4Game:
         except IllegalMove:  # pragma: no cover - checked in move()
             self._end(Reason.STRIKES, winner=other(p), culprit=p)
             return
+        if self._on_move is not None:
+            self._on_move(self, p, column, row)
         for player in self.players.values():
             player.position_changed(self, (p, column, row))
         if self.board.winner is not None:
@@ -189,72 +200,125 @@ class Connect4Game:
 
 
 class EnginePlayer:
-    """An engine in a seat. It keeps its own copy of the game (the engine interface is stateful);
-    its search runs through ``think`` and its move is played from the clock, never inside a call
-    from the game or a line handler."""
+    """An engine in a seat, driven through the asynchronous facade (``registry.AsyncEngine``).
+
+    The engine keeps its own copy of the game (the interface is stateful): it is told the
+    opponent's moves, asked for its own with a time budget of ``engine_time`` seconds, and its
+    move is played from the clock, never inside a call from the game. A failure, a refusal, an
+    illegal answer or a search past the budget aborts the game (``ENGINE``) with the reason. When
+    the game ends the engine is ended and closed; a search still running is cancelled (a native
+    engine's host process is killed)."""
 
     _log = Logger()
 
-    def __init__(self, engine_name: str, engine, level: int, level_name: str, clock: IReactorTime, think: Think):
+    def __init__(self, info, engine, level: int, clock: IReactorTime, engine_time: float):
+        self.info = info
         self.engine = engine
         self.level = level
-        self.name = f"{engine_name}:{level}"
-        self.level_name = level_name
+        self.name = f"{info.name}:{level}"
+        self.level_name = info.levels[level]
         self._clock = clock
-        self._think = think
-        self._thinking = False
-        self._ended = False
+        self._engine_time = engine_time
+        self._thinking: Deferred | None = None
+        self._closed = False
 
     def game_started(self, game: Connect4Game, player: int) -> None:
         self.player = player
 
     def position_changed(self, game: Connect4Game, move) -> None:
-        if move is not None and move[0] != self.player and not game.over:
-            if not self.engine.play_move(move[0], move[1]):
-                self._log.error("engine refused the opponent's move {m}", m=move)
-                self._clock.callLater(0, game.abort, Reason.ENGINE, self)
+        if move is None or move[0] == self.player or game.over:
+            return
+        d = self.engine.play_move(move[0], move[1])
+
+        def told(ok):
+            if ok is not True and not game.over:
+                self._fail(game, f"the engine refused the legal move {move[1]}")
+
+        d.addCallbacks(told, lambda f: self._fail(game, _why(f)))
 
     def your_move(self, game: Connect4Game, seconds: float | None) -> None:
-        if self._thinking:
+        if self._thinking is not None or game.over:
             return  # a strike re-prompt while the search runs
-        self._thinking = True
-        engine, player, level = self.engine, self.player, self.level
-        d = self._think(lambda: engine.auto_move(player, level))
-        d.addCallback(lambda column: self._clock.callLater(0, self._play, game, column))
-        d.addErrback(self._failed, game)
+        d = self._thinking = self.engine.auto_move(self.player, self.level)
+        d.addTimeout(self._engine_time, self._clock)
 
-    def _failed(self, failure, game: Connect4Game) -> None:
-        self._thinking = False
-        self._log.failure("engine failed in connect4 game {game}", failure, game=game.id)
-        self._clock.callLater(0, game.abort, Reason.ENGINE, self)
+        def chosen(column):
+            self._thinking = None
+            self._clock.callLater(0, self._play, game, column)
 
-    def _play(self, game: Connect4Game, column: int) -> None:
-        self._thinking = False
+        def failed(f):
+            self._thinking = None
+            if f.check(defer.TimeoutError):
+                why = f"the engine did not move within {self._engine_time:g} s"
+            else:
+                why = _why(f)
+            self._fail(game, why)
+
+        d.addCallbacks(chosen, failed)
+
+    def _fail(self, game: Connect4Game, why: str) -> None:
         if game.over:
-            self._end_engine()
+            return
+        self._log.warn("engine {engine} failed in connect4 game {game}: {why}", engine=self.name, game=game.id, why=why)
+        self._clock.callLater(0, game.abort, Reason.ENGINE, self, why)
+
+    def _play(self, game: Connect4Game, column) -> None:
+        if game.over:
             return
         if not isinstance(column, int) or column < 0:
-            self._log.error("engine gave no move ({c}) in game {game}", c=column, game=game.id)
-            game.abort(Reason.ENGINE, self)
+            self._fail(game, f"the engine gave no move ({column!r})")
             return
         try:
             game.move(self, column)
         except GameError as e:
-            self._log.error("engine move {c} refused: {e}", c=column, e=e)
-            game.abort(Reason.ENGINE, self)
+            self._fail(game, f"the engine played {column}: {e}")
 
     def game_ended(self, game: Connect4Game) -> None:
-        if not self._thinking:
-            self._end_engine()
+        self.close()
 
-    def _end_engine(self) -> None:
-        if not self._ended:
-            self._ended = True
-            self.engine.end_game()
+    def close(self) -> Deferred:
+        """End the engine's game and release it; a search still running is cancelled."""
+        if self._closed:
+            return defer.succeed(None)
+        self._closed = True
+        if self._thinking is not None:
+            self._thinking.cancel()
+            return self.engine.abort()
+        d = self.engine.end_game()
+        d.addErrback(lambda f: None)
+        d.addBoth(lambda _: self.engine.close())
+        return d
+
+
+def _why(failure) -> str:
+    """The reason in an engine failure: EngineFailed's, else the exception's text."""
+    value = failure.value
+    return getattr(value, "reason", None) or f"{type(value).__name__}: {value}"
+
+
+class _MatchTable:
+    """Reports one game of an engine match to its live table (``match.Series``' watcher)."""
+
+    def __init__(self, table: LiveTable):
+        self.table = table
+
+    def moved(self, board: Board, player: int, column: int) -> None:
+        to_move = None if board.is_over() else board.to_move
+        self.table.moved(player, str(column), rules.spectator_state(board), to_move)
+
+    def ended(self, board: Board, winner: int | None, reason: str, counted: bool) -> None:
+        scores = (0.5, 0.5) if winner is None else ((1.0, 0.0) if winner == 0 else (0.0, 1.0))
+        self.table.finish(scores if counted else (0.0, 0.0), reason, rules.spectator_state(board), rated=counted)
 
 
 class Connect4Service(GameService):
-    """Pairs people (by table and board size), starts engine games and runs them all."""
+    """Pairs people (by table and board size), starts engine games and matches and runs them all.
+
+    Engines are the built-in ones plus every ``<engines_dir>/<name>/engine.so``; the folder is
+    scanned at start-up and again whenever its contents change (asked by ENGINES and PLAY), so an
+    engine dropped in appears without a restart. Native engines need ``reactor`` (for processes);
+    without one only the built-in engines are offered.
+    """
 
     _log = Logger()
     name = "connect4"
@@ -266,6 +330,8 @@ class Connect4Service(GameService):
         clock: IReactorTime,
         rng: random.Random | None = None,
         think: Think = run_inline,
+        reactor=None,
+        hub: LiveHub | None = None,
     ):
         from gamed.connect4.protocol import Connect4Factory
 
@@ -273,12 +339,23 @@ class Connect4Service(GameService):
         self.config = config
         self.rng = rng or random.Random()
         self.think = think
+        self.reactor = reactor
+        self.hub = hub
+        self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True))
         self.games: dict[int, Connect4Game] = {}
+        self.matches: set[object] = set()
         self.finished = 0
         self._ids = itertools.count(1)
         self.batch = WriteBatch()
         self.factory = Connect4Factory(self)
+        self._builtin = {name: registry.python_info(name) for name in c4engines.engine_names()}
+        self._native: dict[str, registry.EngineInfo] = {}
+        self._scanned: dict[str, tuple] | None = None  # {name: (path, mtime, size)} last scanned
+        self._scan: Deferred | None = None
+        self._waiting: list[Deferred] = []
+        self._live: set[object] = set()  # engines opened and not yet released
+        self.stopping = False
 
     @property
     def default_size(self) -> tuple[int, int]:
@@ -287,35 +364,215 @@ class Connect4Service(GameService):
     def port_factory(self) -> ConnectionLimits:
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, wire.refusal)
 
+    def startService(self) -> None:  # noqa: N802
+        super().startService()
+        self.engines()  # the first scan of the engines folder, in the background
+
     # --- engines ---------------------------------------------------------------------------
 
-    def engine_names(self) -> list[str]:
-        names = c4engines.engine_names()
+    @property
+    def engines_dir(self) -> str | None:
+        return self.config.engines_dir if self.reactor is not None and self.config.engines_dir else None
+
+    def _folder(self) -> dict[str, tuple]:
+        found = {}
+        for name, path in registry.native_libraries(self.engines_dir).items():
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            found[name] = (path, st.st_mtime_ns, st.st_size)
+        return found
+
+    def engines(self) -> Deferred:
+        """Deferred ``{name: EngineInfo}`` of the engines offered (usable ones only), rescanning
+        the engines folder first if it changed since the last scan."""
+        if self._scan is None:
+            folder = self._folder()
+            if folder == self._scanned:
+                return defer.succeed(self._offered())
+            self._scan = scan = self._rescan(folder)
+            scan.addErrback(lambda f: self._log.failure("scanning the connect4 engines failed", f))
+
+            def scanned(_):
+                self._scan = None
+                waiting, self._waiting = self._waiting, []
+                for d in waiting:
+                    d.callback(self._offered())
+
+            scan.addBoth(scanned)
+            if self._scan is None:  # the scan finished at once (no native engine to ask)
+                return defer.succeed(self._offered())
+        d = Deferred()
+        self._waiting.append(d)
+        return d
+
+    @defer.inlineCallbacks
+    def _rescan(self, folder: dict[str, tuple]):
+        """Ask every new or changed library for its description and levels (all at once)."""
+        native, asked = {}, {}
+        for name, stamp in folder.items():
+            old = self._native.get(name)
+            if old is not None and self._scanned is not None and self._scanned.get(name) == stamp:
+                native[name] = old
+            else:
+                asked[name] = registry.native_info(
+                    self.reactor, name, stamp[0], call_timeout=self.config.engine_time, start_timeout=self.config.engine_time
+                )
+        answers = yield defer.DeferredList(list(asked.values()), consumeErrors=True)
+        for (name, stamp), (ok, info) in zip(((n, folder[n]) for n in asked), answers):
+            if not ok:  # pragma: no cover - native_info reports failures in info.error
+                info = registry.EngineInfo(name, "", (), "native", stamp[0], error=info.getErrorMessage())
+            if info.usable:
+                self._log.info("connect4 engine {name}: {desc} ({n} levels)", name=name, desc=info.description, n=len(info.levels))
+            else:
+                self._log.warn("connect4 engine {name} ({path}) is not offered: {why}", name=name, path=stamp[0], why=info.error or "no levels")
+            native[name] = info
+        self._native, self._scanned = dict(sorted(native.items())), folder
+
+    def _offered(self) -> dict[str, registry.EngineInfo]:
+        infos = {**self._builtin, **{n: i for n, i in self._native.items() if i.usable}}
         if self.config.engines:
-            names = [n for n in names if n in self.config.engines]
-        return names
+            infos = {n: i for n, i in infos.items() if n in self.config.engines}
+        return infos
 
-    def engine_list(self) -> list[tuple[str, str, list[str]]]:
-        result = []
-        for name in self.engine_names():
-            engine = c4engines.create_engine(name, rng=self.rng)
-            result.append((name, engine.description(), c4engines.engine_levels(engine)))
-        return result
+    def engine_names(self) -> list[str]:
+        """The engines offered as far as known now (without rescanning)."""
+        return list(self._offered())
 
-    def play_engine(self, person, name: str, level: int | None, player: int, size: tuple[int, int]) -> Connect4Game:
-        """Start ``person`` (as ``player``) against engine ``name``; ParseError when refused."""
-        if name not in self.engine_names():
-            raise ParseError(Code.UNKNOWN_ENGINE, f"no engine {name[:32]}; known: {', '.join(self.engine_names())}")
-        engine = c4engines.create_engine(name, rng=self.rng)
-        levels = c4engines.engine_levels(engine)
+    def engine_list(self) -> Deferred:
+        """Deferred ``[(name, description, [level names])]`` for the ENGINES reply."""
+        return self.engines().addCallback(lambda infos: [(i.name, i.description, list(i.levels)) for i in infos.values()])
+
+    @property
+    def engine_seats(self) -> int:
+        """Engines in use now (in games, in matches, being started)."""
+        return self._engines_in_use
+
+    _engines_in_use = 0
+
+    def _open(self, info, level: int | None) -> tuple[object, int]:
+        """A fresh AsyncEngine for ``info`` and the level to play (ParseError when refused)."""
         if level is None:
-            level = len(levels) // 2
-        if not 0 <= level < len(levels):
-            raise ParseError(Code.BAD_LEVEL, f"engine {name} has levels 0..{len(levels) - 1}")
-        if not engine.new_game(*size):
-            raise ParseError(Code.BAD_SIZE, f"engine {name} refuses a {size[0]}x{size[1]} board")
-        seat = EnginePlayer(name, engine, level, levels[level], self.clock, self.think)
-        return self._start({player: person, other(player): seat}, size)
+            level = len(info.levels) // 2
+        if not 0 <= level < len(info.levels):
+            raise ParseError(Code.BAD_LEVEL, f"engine {info.name} has levels 0..{len(info.levels) - 1}")
+        if self.config.engine_games and self._engines_in_use >= self.config.engine_games:
+            raise ParseError(Code.BUSY, f"all {self.config.engine_games} engine seats are busy; try again later")
+        engine = registry.open_engine(
+            self.reactor, info.name, self.engines_dir, think=self.think, rng=self.rng,
+            call_timeout=self.config.engine_time, auto_timeout=self.config.engine_time + 1,
+            start_timeout=self.config.engine_time,
+        )
+        self._engines_in_use += 1
+        released = []
+
+        def release(_=None):
+            self._live.discard(engine)
+            if engine in released:
+                return
+            released.append(engine)
+            self._engines_in_use -= 1
+
+        engine.released = release
+        self._live.add(engine)
+        return engine, level
+
+    def _lookup(self, infos, name: str):
+        if name not in infos:
+            raise ParseError(Code.UNKNOWN_ENGINE, f"no engine {name[:32]}; known: {', '.join(infos)}")
+        return infos[name]
+
+    def play_engine(self, person, name: str, level: int | None, player: int, size: tuple[int, int],
+                    opening: tuple[int, ...] = ()) -> Deferred:
+        """Start ``person`` (as ``player``) against engine ``name``, from the position after the
+        ``opening`` columns; Deferred of the game, failing with ParseError when refused (unknown
+        engine or level, size refused, illegal or finished opening, engine broken)."""
+        board = Board(*size)
+        for n, column in enumerate(opening):
+            try:
+                board.drop(column)
+            except IllegalMove as e:
+                return defer.fail(ParseError(Code.BAD_COLUMN, f"opening move {n + 1} ({column}) is illegal: {e}"))
+            if board.is_over():
+                return defer.fail(ParseError(Code.BAD_ARGUMENTS, f"the opening ends the game at move {n + 1}"))
+        return self.engines().addCallback(self._play_engine, person, name, level, player, board)
+
+    @defer.inlineCallbacks
+    def _play_engine(self, infos, person, name, level, player, board):
+        size = (board.width, board.height)
+        info = self._lookup(infos, name)
+        engine, level = self._open(info, level)
+        seat = EnginePlayer(info, engine, level, self.clock, self.config.engine_time)
+        try:
+            ok = yield engine.new_game(*size).addTimeout(self.config.engine_time, self.clock)
+            if ok is not True:
+                engine.close().addBoth(engine.released)
+                raise ParseError(Code.BAD_SIZE, f"engine {name} refuses a {size[0]}x{size[1]} board")
+            for n, column in enumerate(board.moves):
+                ok = yield engine.play_move(n % 2, column).addTimeout(self.config.engine_time, self.clock)
+                if ok is not True:
+                    raise ValueError(f"it refused the opening move {n + 1} ({column})")
+        except ParseError:
+            raise
+        except Exception as e:
+            engine.abort().addBoth(engine.released)
+            why = getattr(e, "reason", None) or str(e) or f"no answer within {self.config.engine_time:g} s"
+            self._log.warn("connect4 engine {name} failed to start: {why}", name=name, why=why)
+            raise ParseError(Code.ENGINE_FAILED, f"engine {name} failed to start: {why}") from None
+        if not getattr(person, "connected", True) or self.stopping or person.game is not None:
+            seat.close().addBoth(engine.released)
+            return None
+        game = self._start({player: person, other(player): seat}, board)
+        seat_closed = seat.close
+
+        def close_and_release():
+            d = seat_closed()
+            d.addBoth(engine.released)
+            return d
+
+        seat.close = close_and_release
+        if game.over:  # pragma: no cover - a game cannot end as it starts
+            seat.close()
+        return game
+
+    # --- engine-vs-engine matches ------------------------------------------------------------
+
+    def play_match(self, watcher, a: tuple[str, int | None], b: tuple[str, int | None], games: int,
+                   size: tuple[int, int]) -> Deferred:
+        """Run an engine-vs-engine series (colours alternating), telling ``watcher`` through
+        ``match_started(names)``, ``match_game(result)`` and ``match_ended(summary or None, why)``;
+        every game is recorded. Deferred firing when the match is set up (ParseError if refused)."""
+        if not 1 <= games <= self.config.match_games:
+            raise ParseError(Code.BAD_ARGUMENTS, f"a match has 1 to {self.config.match_games} games")
+        return self.engines().addCallback(self._play_match, watcher, a, b, games, size)
+
+    def _play_match(self, infos, watcher, a, b, games, size):
+        from gamed.connect4 import match
+
+        info_a, info_b = self._lookup(infos, a[0]), self._lookup(infos, b[0])
+        engine_a, level_a = self._open(info_a, a[1])
+        try:
+            engine_b, level_b = self._open(info_b, b[1])
+        except ParseError:
+            engine_a.close().addBoth(engine_a.released)
+            raise
+        running = match.Series(engine_a, engine_b, games, size, (level_a, level_b), self.clock, self.config.engine_time,
+                               watch=self._watch_match_game)
+        self.matches.add(running)
+        watcher.match_started(running)
+
+        def game_done(result):
+            watcher.match_game(running, result)
+
+        def ended(summary):
+            self.matches.discard(running)
+            for engine in (engine_a, engine_b):
+                engine.close().addBoth(engine.released)
+            watcher.match_ended(running, summary, running.stopped)
+
+        running.run(game_done).addCallback(ended)
+        return running
 
     # --- people ----------------------------------------------------------------------------
 
@@ -331,26 +588,88 @@ class Connect4Service(GameService):
         if table is not None:
             size = wire.parse_size(table.rsplit("/", 1)[1])
         first, second = members
-        self._start({0: first, 1: second}, size)
+        self._start({0: first, 1: second}, Board(*size))
 
-    def _start(self, players: dict[int, object], size: tuple[int, int]) -> Connect4Game:
+    def _start(self, players: dict[int, object], board: Board) -> Connect4Game:
         game = Connect4Game(
             next(self._ids),
             players,
-            Board(*size),
+            board,
             self.clock,
             move_time=self.config.move_time,
             strikes=self.config.strikes,
             on_end=self._ended,
+            on_move=self._moved if self.hub is not None else None,
         )
         self.games[game.id] = game
+        if self.hub is not None:
+            self.live[game.id] = self._open_table(game)
         game.start()
         return game
 
     def _ended(self, game: Connect4Game) -> None:
         self.games.pop(game.id, None)
         self.finished += 1
+        table = self.live.pop(game.id, None)
+        if table is not None:
+            if game.aborted:
+                scores = (0.0, 0.0)
+            else:
+                scores = (0.5, 0.5) if game.winner is None else ((1.0, 0.0) if game.winner == 0 else (0.0, 1.0))
+            reason = game.reason.value.lower() + (f": {game.detail}" if game.detail else "")
+            table.finish(scores, reason, rules.spectator_state(game.board), rated=not game.aborted)
+
+    # --- spectators and records ------------------------------------------------------------
+
+    def _open_table(self, game: Connect4Game) -> LiveTable:
+        seats = []
+        for p in (0, 1):
+            player = game.players[p]
+            engine = isinstance(player, EnginePlayer)
+            seats.append(Seat(p, game.names[p], rated=engine or getattr(player, "named", False),
+                              kind="engine" if engine else "player"))
+        board = game.board
+        options = {"width": board.width, "height": board.height, "move_time": game.move_time,
+                   "opening": list(board.moves)}
+        return self.hub.open("connect4", seats, options, rules.spectator_state(board), self._clocks(game))
+
+    def _moved(self, game: Connect4Game, player: int, column: int, row: int) -> None:
+        table = self.live.get(game.id)
+        if table is not None:
+            board = game.board
+            to_move = None if board.is_over() else board.to_move
+            table.moved(player, str(column), rules.spectator_state(board), to_move,
+                        None if to_move is None else self._clocks(game))
+
+    @staticmethod
+    def _clocks(game: Connect4Game) -> dict:
+        # The player to move has the whole move time ahead of it (the turn is opened right after).
+        return {p: (game.move_time if p == game.board.to_move and not game.board.is_over() else None) for p in (0, 1)}
+
+    def _watch_match_game(self, number: int, names: tuple[str, str], board: Board):
+        """A live table for one game of an engine match (both seats are engines, rated)."""
+        if self.hub is None:
+            return None
+        seats = [Seat(p, names[p], rated=True, kind="engine") for p in (0, 1)]
+        options = {"width": board.width, "height": board.height, "match_game": number}
+        return _MatchTable(self.hub.open("connect4", seats, options, rules.spectator_state(board), None))
+
+    def stopService(self) -> Deferred:  # noqa: N802
+        """Stop as every game service does, then wait until every engine has been closed (no
+        engine host process outlives the daemon)."""
+        self.stopping = True
+        stopped = super().stopService()
+        closes = [engine.close() for engine in list(self._live)]
+        if not closes:
+            return stopped
+        engines = defer.DeferredList(closes, consumeErrors=True)
+        engines.addTimeout(self.config.engine_time + 2, self.clock)
+        engines.addErrback(lambda f: None)
+        return defer.gatherResults([stopped, engines])
 
     def abort_games(self) -> None:
+        self.stopping = True
         for game in list(self.games.values()):
             game.abort(Reason.SHUTDOWN)
+        for running in list(self.matches):
+            running.stop("the server is shutting down")

@@ -34,6 +34,8 @@ class Code(enum.IntEnum):
     UNKNOWN_ENGINE = 405
     BAD_LEVEL = 406
     BAD_SIZE = 407
+    ENGINE_FAILED = 408
+    BUSY = 409
     NOT_YOUR_TURN = 410
     BAD_COLUMN = 411
     COLUMN_FULL = 412
@@ -66,11 +68,12 @@ COMMANDS = (
     ("HELP", "", "this list"),
     ("NAME", "<name>", "choose your name (1-32 letters, digits, _ . -) before your game starts"),
     ("ENGINES", "", "list the engines and their levels"),
-    ("PLAY", "<engine>[:<level>] [FIRST|SECOND] [WxH]", "play an engine; you move first unless SECOND"),
+    ("PLAY", "<engine>[:<level>] [FIRST|SECOND] [WxH] [FROM <c>,<c>...]", "play an engine (you are player 0 unless SECOND), from an opening if given"),
     ("TABLE", "[<table>] [WxH]", "wait for a person (the general queue, or a named table)"),
+    ("MATCH", "<engine>[:<level>] <engine>[:<level>] [<games>] [WxH]", "watch two engines play a series (2 games unless given)"),
     ("MOVE", "<column>", "drop a stone in a column (0 is the leftmost); the word MOVE may be left out"),
     ("BOARD", "[ON|OFF]", "send the board now, or switch the drawing after every move on or off"),
-    ("RESIGN", "", "give up the game"),
+    ("RESIGN", "", "give up the game (or stop the match you started)"),
     ("PING", "", "answered PONG"),
     ("QUIT", "", "leave (resigns a running game)"),
 )
@@ -118,17 +121,34 @@ def parse_column(word: str, width: int) -> int:
     return column
 
 
-def parse_play(args: list[str], default_size: tuple[int, int]) -> tuple[str, int | None, int, tuple[int, int]]:
-    """``PLAY <engine>[:<level>] [FIRST|SECOND] [WxH]`` as (engine, level or None, your player, size)."""
-    usage = "usage: PLAY <engine>[:<level>] [FIRST|SECOND] [WxH]"
-    if not 1 <= len(args) <= 3:
-        raise ParseError(Code.BAD_ARGUMENTS, usage)
-    engine, _, level_text = args[0].partition(":")
+def parse_engine(word: str) -> tuple[str, int | None]:
+    """``<engine>[:<level>]`` as (engine, level or None)."""
+    engine, _, level_text = word.partition(":")
     level = None
     if level_text:
         if not level_text.isdigit() or len(level_text) > 4:
             raise ParseError(Code.BAD_LEVEL, f"not a level number: {level_text[:20]}")
         level = int(level_text)
+    return engine, level
+
+
+def parse_play(
+    args: list[str], default_size: tuple[int, int]
+) -> tuple[str, int | None, int, tuple[int, int], tuple[int, ...]]:
+    """``PLAY <engine>[:<level>] [FIRST|SECOND] [WxH] [FROM <c1,c2,...>]`` as (engine, level or
+    None, your player, size, opening columns); the opening is played before the game starts."""
+    usage = "usage: PLAY <engine>[:<level>] [FIRST|SECOND] [WxH] [FROM <column>,<column>,...]"
+    opening: tuple[int, ...] = ()
+    upper = [a.upper() for a in args]
+    if "FROM" in upper:
+        i = upper.index("FROM")
+        if i != len(args) - 2:
+            raise ParseError(Code.BAD_ARGUMENTS, usage)
+        opening = parse_columns(args[i + 1])
+        args = args[:i]
+    if not 1 <= len(args) <= 3:
+        raise ParseError(Code.BAD_ARGUMENTS, usage)
+    engine, level = parse_engine(args[0])
     player, size = 0, default_size
     seen_side = seen_size = False
     for word in args[1:]:
@@ -139,7 +159,47 @@ def parse_play(args: list[str], default_size: tuple[int, int]) -> tuple[str, int
             size, seen_size = s, True
         else:
             raise ParseError(Code.BAD_ARGUMENTS, usage)
-    return engine, level, player, size
+    return engine, level, player, size, opening
+
+
+def parse_columns(word: str) -> tuple[int, ...]:
+    """``3,3,4,2`` (columns from 0) as a tuple; ParseError(BAD_ARGUMENTS) if malformed."""
+    parts = word.split(",")
+    if len(parts) > MAX_SIZE * MAX_SIZE or not all(p.isdigit() and len(p) <= 2 for p in parts):
+        raise ParseError(Code.BAD_ARGUMENTS, f"not a list of columns like 3,3,4: {word[:40]}")
+    return tuple(int(p) for p in parts)
+
+
+def parse_match(args: list[str], default_size: tuple[int, int]):
+    """``MATCH <engine>[:<level>] <engine>[:<level>] [<games>] [WxH]`` as (a, b, games, size);
+    ``a`` and ``b`` are (engine, level or None); two games unless given."""
+    usage = "usage: MATCH <engine>[:<level>] <engine>[:<level>] [<games>] [WxH]"
+    if not 2 <= len(args) <= 4:
+        raise ParseError(Code.BAD_ARGUMENTS, usage)
+    a, b = parse_engine(args[0]), parse_engine(args[1])
+    games, size = 2, default_size
+    seen_games = seen_size = False
+    for word in args[2:]:
+        if word.isdigit() and len(word) <= 6 and not seen_games:
+            games, seen_games = int(word), True
+        elif (s := parse_size(word)) is not None and not seen_size:
+            check_size(s)
+            size, seen_size = s, True
+        else:
+            raise ParseError(Code.BAD_ARGUMENTS, usage)
+    return a, b, games, size
+
+
+def match_game(number: int, first: str, second: str, winner: str | None, moves, reason: str) -> str:
+    """``MATCHGAME <n> <player 0> <player 1> <winner|-> <columns,...|-> <reason>``."""
+    columns = ",".join(map(str, moves)) or "-"
+    return f"MATCHGAME {number} {first} {second} {winner or '-'} {columns} {reason}"
+
+
+def match_end(name_a: str, score_a: float, name_b: str, score_b: float, games: int, stopped: str | None) -> str:
+    """``MATCHEND <a> <score a> <b> <score b> <games played> [stopped: <why>]``."""
+    line = f"MATCHEND {name_a} {score_a:g} {name_b} {score_b:g} {games}"
+    return f"{line} stopped: {stopped}" if stopped else line
 
 
 def parse_table(args: list[str], default_size: tuple[int, int]) -> tuple[str | None, tuple[int, int]]:

@@ -16,7 +16,7 @@ from twisted.logger import Logger
 from zope.interface import Attribute, Interface
 
 from gamed.fight import wire
-from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Result, judge
+from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Resolution, Result, judge
 from gamed.observers import Channel
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import WriteBatch
@@ -56,6 +56,7 @@ class FightGame:
         lag: int = 0,
         gui_interval: float = 0.0,
         on_end: Callable[[FightGame], None] = lambda game: None,
+        on_turn: Callable[[FightGame, Resolution], None] | None = None,
     ):
         self.id = game_id
         self.players = list(players)
@@ -69,9 +70,11 @@ class FightGame:
         self.over = False
         self.results: dict[int, Result] = {}
         self.winner: int | None = None
+        self.end_reason: str | None = None  # "end", "turn limit", "shutdown"...
         self.started_at = clock.seconds()
         self._lines = [0] * len(self.players)
         self._on_end = on_end
+        self._on_turn = on_turn
         self.channel = Channel(
             wire.map_lines(fmap, self.names), wire.snapshot(self.battle, 0), batch, lag, clock, gui_interval
         )
@@ -174,6 +177,8 @@ class FightGame:
         for team in recipients:
             self.players[team].send_lines(wire.report(resolution, team))
         self.channel.snapshot(wire.snapshot(battle, self.turn))
+        if self._on_turn is not None:
+            self._on_turn(self, resolution)
         if over:
             self._end(results, "turn limit" if self.turn >= self.max_turns and len(battle.living_teams()) > 1 else "end")
             return
@@ -186,6 +191,7 @@ class FightGame:
 
     def _end(self, results: dict[int, Result], reason: str) -> None:
         self.over = True
+        self.end_reason = reason
         self._turns.stop()
         self.results.update(results)
         winners = [t for t, r in results.items() if r is Result.WIN]

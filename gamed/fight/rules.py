@@ -553,3 +553,28 @@ def judge(before: set[int], counts: dict[int, int], turn: int, max_turns: int | 
         top = Result.WIN if len(leaders) == 1 else Result.DRAW
         return True, {t: (top if t in leaders else Result.LOSE) for t in counts}
     return False, {t: Result.LOSE for t in counts if t not in after}
+
+
+def spectator_state(battle: Battle, turn: int, resolution: Resolution | None = None, walls: list[str] | None = None) -> dict:
+    """What a spectator sees after turn ``turn`` (JSON-able; x is the column, y the row): the walls,
+    every warrior with its facing and whether it lives, and the shots of ``resolution`` (the turn just
+    resolved). ``walls`` may pass ``battle.map.cell_rows()`` computed once for the game."""
+    fmap = battle.map
+    warriors = [
+        {"team": w.team, "id": w.number, "x": w.col, "y": w.row, "facing": w.facing.name, "alive": w.alive}
+        for team in battle.warriors
+        for w in team
+    ]
+    shots = []
+    if resolution is not None:
+        for s in resolution.shots:
+            shooter = battle.warriors[s.team][s.number]
+            shots.append({"team": s.team, "id": s.number, "from": [shooter.col, shooter.row], "to": [s.end[1], s.end[0]]})
+    return {
+        "width": fmap.cols,
+        "height": fmap.rows,
+        "walls": walls if walls is not None else fmap.cell_rows(),
+        "warriors": warriors,
+        "shots": shots,
+        "turn": turn,
+    }

@@ -6,6 +6,7 @@ port (4500), ``gui_port_factory`` the observer port (4550), both behind the conn
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Hashable
 
@@ -14,14 +15,19 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from gamed.config import FightConfig, Limits
-from gamed.fight import wire
+from gamed.fight import rules, wire
 from gamed.fight.game import FightGame
 from gamed.fight.gui import FightGuiFactory, FightGuiProtocol
 from gamed.fight.protocol import FightFactory
-from gamed.fight.rules import FightMap, resolve_map
+from gamed.fight.rules import FightMap, Resolution, Result, resolve_map
 from gamed.gameservice import GameService
 from gamed.lobby import Lobby
+from gamed.observers import LiveHub, LiveTable
+from gamed.records import Seat
 from gamed.textline import ConnectionLimits, WriteBatch
+
+
+_SCORES = {Result.WIN: 1.0, Result.DRAW: 0.5, Result.LOSE: 0.0}
 
 
 def _refusal(why: str) -> bytes:
@@ -34,12 +40,24 @@ class FightService(GameService):
     _log = Logger()
     name = "fight"
 
-    def __init__(self, config: FightConfig, limits: Limits, clock: IReactorTime, fmap: FightMap | None = None):
+    def __init__(
+        self,
+        config: FightConfig,
+        limits: Limits,
+        clock: IReactorTime,
+        fmap: FightMap | None = None,
+        hub: LiveHub | None = None,
+    ):
         super().__init__(limits, clock)
+        self.hub = hub
+        self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
+        # Resolved turns held back from web spectators while fewer than gui_lag turns followed them.
+        self._held: dict[int, collections.deque[tuple[str, dict]]] = {}
         self.config = config
         self.map = fmap if fmap is not None else resolve_map(config.map)
         if self.map.teams < config.teams:
             raise ValueError(f"map {self.map.name} has start squares for {self.map.teams} teams, not {config.teams}")
+        self._walls = self.map.cell_rows()  # the spectator state's walls, the same list every turn
         self.ai_limits = attrs.evolve(limits, max_line=config.max_line)
         # Observers legitimately stay silent for hours; a dead one is found by TCP keep-alive.
         self.gui_limits = attrs.evolve(limits, idle_timeout=0)
@@ -63,6 +81,7 @@ class FightService(GameService):
 
     def _seat(self, members: list[Hashable], table: str | None) -> None:
         players = list(members)
+        named = [player.name is not None for player in players]  # only named AIs are rated
         for team, player in enumerate(players):
             if player.name is None:
                 player.name = f"team{team}"
@@ -80,8 +99,11 @@ class FightService(GameService):
             lag=c.gui_lag,
             gui_interval=c.gui_interval,
             on_end=self._ended,
+            on_turn=self._turned if self.hub is not None else None,
         )
         self.games[game.id] = game
+        if self.hub is not None:
+            self.live[game.id] = self._open_table(game, named)
         waiting, self._waiting = list(self._waiting), {}
         for observer in waiting:
             self.watch(observer, game)
@@ -90,9 +112,50 @@ class FightService(GameService):
     def _ended(self, game: FightGame) -> None:
         self.games.pop(game.id, None)
         self.finished += 1
+        table = self.live.pop(game.id, None)
+        if table is not None:
+            for move, state in self._held.pop(game.id, ()):
+                table.moved(None, move, state, None)  # the game is over: nothing is held back any more
+            scores = tuple(_SCORES.get(game.results.get(team), 0.0) for team in range(len(game.players)))
+            reason = game.end_reason or "end"
+            table.finish(scores, reason, rated=reason != "shutdown")
         for observer in [o for o, g in self._watching.items() if g is game]:
             del self._watching[observer]
             self.follow(observer)
+
+    # --- spectators ------------------------------------------------------------------------
+
+    def _open_table(self, game: FightGame, named: list[bool]) -> LiveTable:
+        seats = [Seat(team, name, rated=named[team], kind="program") for team, name in enumerate(game.names)]
+        c = self.config
+        options = {
+            "map": self.map.name,
+            "teams": len(game.players),
+            "turn_time": c.turn_time,
+            "max_turns": c.max_turns,
+            "lag": c.gui_lag,
+        }
+        return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls))
+
+    def _turned(self, game: FightGame, resolution: Resolution) -> None:
+        table = self.live.get(game.id)
+        if table is None:
+            return
+        move = f"turn {game.turn}"
+        if resolution.shots:
+            move += ": " + ", ".join(
+                f"{s.team}.{s.number} shoots {s.direction.name.lower()} ({s.hit.value.lower()})" for s in resolution.shots
+            )
+        state = rules.spectator_state(game.battle, game.turn, resolution, self._walls)
+        lag = self.config.gui_lag
+        if not lag:
+            table.moved(None, move, state, None)
+            return
+        # Spectators of a competition are kept ``gui_lag`` turns behind, like the GUI observers.
+        held = self._held.setdefault(game.id, collections.deque())
+        held.append((move, state))
+        while len(held) > lag:
+            table.moved(None, *held.popleft(), None)
 
     def abort_games(self) -> None:
         if self.games:

@@ -51,6 +51,7 @@ class KalahaGame:
         move_time: float | None = 60.0,
         strikes: int = 3,
         on_end: Callable[[KalahaGame, Outcome], None] = lambda game, outcome: None,
+        on_move: Callable[[KalahaGame, Move], None] | None = None,
     ):
         self.id = game_id
         self.players = dict(players)
@@ -62,6 +63,7 @@ class KalahaGame:
         self.strikes = {A: 0, B: 0}
         self.outcome: Outcome | None = None
         self._on_end = on_end
+        self._on_move = on_move
         self.clock = clock
         self.started_at = clock.seconds()
         self.move_time = move_time or None
@@ -158,6 +160,8 @@ class KalahaGame:
         self.moves.append(move)
         for player in self.players.values():
             player.position_changed(self, move)
+        if self._on_move is not None:
+            self._on_move(self, move)
         if self.position.over:
             self._end(Reason.END, winner=self.position.winner(), culprit=None)
         else:

@@ -35,6 +35,7 @@ class KalahaProtocol(TextLineProtocol):
         super().__init__(service.limits, service.clock, service.batch)
         self.service = service
         self.name = f"guest{number}"
+        self.named = False  # True once the player gave a name (only named players are rated)
         self.game: KalahaGame | None = None
         self.board_on = service.config.board
         self._join_call = None
@@ -100,6 +101,7 @@ class KalahaProtocol(TextLineProtocol):
         if self.game is not None:
             return self._error(Code.NOT_NOW, "you cannot change your name during a game")
         self.name = args[0]
+        self.named = True
         self.send_lines([f"OK NAME {self.name}"])
 
     def _table(self, args: list[str]) -> None:

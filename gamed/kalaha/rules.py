@@ -212,3 +212,14 @@ class Outcome:
     @property
     def aborted(self) -> bool:
         return self.reason in ABORTS
+
+
+def spectator_state(position: Position, over: bool = False) -> dict:
+    """What a spectator sees of ``position`` (JSON-able): seat 0 is A, seat 1 is B; each seat's
+    six pits in its sowing order, both stores, and the seat to move (None once the game is over)."""
+    pits = position.pits
+    return {
+        "pits": [list(pits[0:6]), list(pits[7:13])],
+        "stores": [pits[6], pits[13]],
+        "to_move": None if over or position.over else SIDES.index(position.to_move),
+    }

@@ -17,11 +17,13 @@ from twisted.logger import Logger
 
 from gamed.config import KalahaConfig, Limits
 from gamed.gameservice import GameService
-from gamed.kalaha import ai, wire
+from gamed.kalaha import ai, rules, wire
 from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
 from gamed.kalaha.protocol import KalahaFactory
-from gamed.kalaha.rules import A, B, Outcome, Reason, other
+from gamed.kalaha.rules import A, B, Move, Outcome, Reason, other
 from gamed.lobby import Lobby
+from gamed.observers import LiveHub, LiveTable
+from gamed.records import Seat
 from gamed.textline import ConnectionLimits, WriteBatch
 
 
@@ -43,8 +45,11 @@ class KalahaService(GameService):
         clock: IReactorTime,
         rng: random.Random | None = None,
         think: Callable[[Callable[[], int]], Deferred] = run_inline,
+        hub: LiveHub | None = None,
     ):
         super().__init__(limits, clock)
+        self.hub = hub
+        self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.config = config
         self.rng = rng or random.Random()
         self.think = think
@@ -87,14 +92,59 @@ class KalahaService(GameService):
             move_time=self.config.move_time,
             strikes=self.config.strikes,
             on_end=self._ended,
+            on_move=self._moved if self.hub is not None else None,
         )
         self.games[game.id] = game
+        if self.hub is not None:
+            self.live[game.id] = self._open_table(game)
         game.start()
         return game
 
     def _ended(self, game: KalahaGame, outcome: Outcome) -> None:
         self.games.pop(game.id, None)
         self.finished += 1
+        table = self.live.pop(game.id, None)
+        if table is not None:
+            if outcome.aborted:
+                scores = (0.0, 0.0)
+            else:
+                scores = (0.5, 0.5) if outcome.winner is None else ((1.0, 0.0) if outcome.winner == A else (0.0, 1.0))
+            state = rules.spectator_state(outcome.position, over=True)
+            table.finish(scores, outcome.reason.value.lower(), state, rated=not outcome.aborted)
+
+    # --- spectators ------------------------------------------------------------------------
+
+    def _open_table(self, game: KalahaGame) -> LiveTable:
+        seats = [
+            Seat(
+                seat,
+                game.names[side],
+                rated=getattr(game.players[side], "named", True),
+                kind="computer" if isinstance(game.players[side], ComputerPlayer) else "player",
+            )
+            for seat, side in enumerate((A, B))
+        ]
+        options = {"pits": rules.PITS_PER_SIDE, "stones": rules.STONES_PER_PIT, "move_time": game.move_time}
+        return self.hub.open("kalaha", seats, options, rules.spectator_state(game.position), self._clocks(game, A))
+
+    def _moved(self, game: KalahaGame, move: Move) -> None:
+        table = self.live.get(game.id)
+        if table is None:
+            return
+        position = move.position
+        to_move = None if position.over else rules.SIDES.index(position.to_move)
+        table.moved(
+            rules.SIDES.index(move.side),
+            f"{move.side}{move.pit}",
+            rules.spectator_state(position),
+            to_move,
+            None if to_move is None else self._clocks(game, position.to_move),
+        )
+
+    @staticmethod
+    def _clocks(game: KalahaGame, side: str) -> dict:
+        # The side to move has the whole move time ahead of it (the turn is opened right after).
+        return {seat: (game.move_time if s == side else None) for seat, s in enumerate(rules.SIDES)}
 
     # --- service ---------------------------------------------------------------------------
 

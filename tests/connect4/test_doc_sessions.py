@@ -21,6 +21,7 @@ def test_the_document_has_its_sessions():
     assert [s.title for s in SESSIONS] == [
         "Two people",
         "Against the threat-aware engine",
+        "An engine match, then an opening",
     ]
 
 

@@ -209,3 +209,69 @@ def test_board_command():
     b.read()
     b.send("BOARD")
     assert b.read()[0] == "BOARD 4x4 ..0. .... .... ...."
+
+
+def test_play_from_an_opening():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:0 SECOND 5x4 FROM 2,2,1")
+    lines = c.read()
+    assert lines[0] == "START 1 1 5x4 gamed:0"
+    assert lines[1] == "BOARD 5x4 .00.. ..1.. ..... ....."
+    assert lines[2:] == ["TURN 1 guest1", "YOURMOVE 60 0 1 2 3 4"]  # three stones played: player 1 moves
+    assert service.games[1].board.moves == [2, 2, 1]
+
+
+def test_play_from_an_opening_where_the_engine_moves():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:4 FIRST FROM 0,0,1,1,2")
+    assert c.read()[0] == "START 1 0 7x6 gamed:4"
+    service.clock.advance(0)
+    assert c.read()[0] == "PLAYED 1 3 0"  # it blocks the three
+
+
+def test_bad_openings_are_refused():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed FROM 1,x", "PLAY gamed FROM 9", "PLAY gamed 4x4 FROM 0,0,0,0,0", "PLAY gamed FROM 0,1,0,1,0,1,0",
+           "PLAY gamed FROM", "PLAY gamed FROM 1 FIRST")
+    assert codes(c.read()) == [401, 411, 411, 401, 401, 401]
+    assert not service.games
+
+
+def test_a_match_between_built_in_levels():
+    service = make_service()
+    c = greeted(service)
+    c.send("MATCH gamed:0 gamed:4 4 5x4")
+    lines = c.read()
+    assert lines[0] == "OK MATCH gamed:0 gamed:4 4 5x4"
+    games = [line.split() for line in lines if line.startswith("MATCHGAME")]
+    assert [g[1:4] for g in games] == [["1", "gamed:0", "gamed:4"], ["2", "gamed:4", "gamed:0"],
+                                      ["3", "gamed:0", "gamed:4"], ["4", "gamed:4", "gamed:0"]]
+    end = lines[-1].split()
+    assert end[0] == "MATCHEND" and end[1] == "gamed:0" and end[3] == "gamed:4" and end[5] == "4"
+    assert float(end[2]) + float(end[4]) == 4
+    wins = {"gamed:0": 0.0, "gamed:4": 0.0}
+    for g in games:
+        if g[4] == "-":
+            wins["gamed:0"] += 0.5
+            wins["gamed:4"] += 0.5
+        else:
+            wins[g[4]] += 1
+        board = __import__("gamed.connect4.rules", fromlist=["Board"]).Board(5, 4)
+        for column in g[5].split(","):
+            board.drop(int(column))  # every recorded move was legal
+        assert board.is_over()
+    assert (float(end[2]), float(end[4])) == (wins["gamed:0"], wins["gamed:4"])
+    assert not service.matches and not c.lost
+
+
+def test_match_errors():
+    service = make_service(match_games=10)
+    c = greeted(service)
+    c.send("MATCH gamed", "MATCH gamed nosuch", "MATCH gamed:0 gamed:7", "MATCH gamed gamed 0", "MATCH gamed gamed 11",
+           "MATCH gamed gamed 3 2x2", "MATCH gamed gamed x")
+    assert codes(c.read()) == [401, 405, 406, 401, 401, 407, 401]
+    c.send("PLAY gamed:2", "MATCH gamed gamed")
+    assert codes(c.read()) == [404]

@@ -111,8 +111,14 @@ def gamed_args(*extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_g
     ports = ["--kalaha", kalaha, "--fight", fight, "--fight-gui", fight_gui]
     if "--combat" not in extra:
         ports += ["--combat", "none"]
+    if "--connect4" not in extra:
+        ports += ["--connect4", "none"]
     if "--combat-text" not in extra:
         ports += ["--combat-text", "none"]
+    if "--web" not in extra:
+        ports += ["--web", "none"]
+    if "--records" not in extra:
+        ports += ["--records", "none"]  # tests that want records name a database in a temporary directory
     if "--combat-records" not in extra:
         ports += ["--combat-records", ""]  # tests that want records name a temporary directory
     return ["--nodaemon", "--pidfile=", "gamed", *ports, *extra]

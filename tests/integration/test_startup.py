@@ -61,8 +61,8 @@ async def test_busy_port_stops_twistd_and_twist_with_a_clear_message():
     port = s.getsockname()[1]
     try:
         for executable, args in (
-            (TWISTD, ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none"]),
-            (TWIST, ["gamed", "--fight", "none", "--combat", "none", "--combat-text", "none"]),
+            (TWISTD, ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--records", "none"]),
+            (TWIST, ["gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--records", "none"]),
         ):
             code, out = await run([*args, "--kalaha", f"tcp:{port}:interface=127.0.0.1"], executable=executable)
             assert code == 1, out
@@ -111,8 +111,8 @@ async def test_systemd_socket_activation_by_name(tmp_path):
     s = busy_port()  # the socket systemd would have bound
     port = s.getsockname()[1]
     env = child_env(LISTEN_FDS="1", LISTEN_FDNAMES="kalaha")
-    args = ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none"]
-    args += ["--kalaha", "systemd:domain=INET:name=kalaha"]
+    args = ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none"]
+    args += ["--web", "none", "--records", "none", "--kalaha", "systemd:domain=INET:name=kalaha"]
     # LISTEN_PID must be the daemon's own pid: let the shell set it and exec twistd in its place.
     daemon = spawn(
         ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$0" "$@"', TWISTD, *args],

@@ -1,0 +1,346 @@
+"""twisted.web resources of the JSON API (``/api/...``) and the server-sent event streams.
+
+Every answer is JSON (errors too: ``{"error": "..."}``). Live data comes from the ``LiveHub``,
+finished matches and ratings from the ``RecordStore`` (empty lists and 404s without one). An
+event stream is an ``ILiveViewer`` over one request: it writes while the client keeps up, holds
+events while the connection's buffer is full, and is dropped (and logged) once more than its
+limit is waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from collections.abc import Callable
+
+from twisted.internet import defer
+from twisted.internet.interfaces import IPushProducer
+from twisted.logger import Logger
+from twisted.python.failure import Failure
+from twisted.web import resource, server, static
+from zope.interface import implementer
+
+from gamed.observers import ILiveViewer, LiveHub, event_frame
+
+STATIC = pathlib.Path(__file__).resolve().parent / "static"
+MAX_LIMIT = 500  # matches or ratings in one answer
+
+
+def _json_bytes(data: object) -> bytes:
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def write_json(request: server.Request, data: object, code: int = 200) -> bytes:
+    """Set the status and headers of a JSON answer; returns the body."""
+    request.setResponseCode(code)
+    request.setHeader(b"content-type", b"application/json; charset=utf-8")
+    request.setHeader(b"cache-control", b"no-store")
+    request.setHeader(b"access-control-allow-origin", b"*")
+    return _json_bytes(data)
+
+
+class JsonError(resource.Resource):
+    """An error answer as JSON, for any method."""
+
+    isLeaf = True
+
+    def __init__(self, code: int, message: str):
+        super().__init__()
+        self.code = code
+        self.message = message
+
+    def render(self, request: server.Request) -> bytes:
+        return write_json(request, {"error": self.message}, self.code)
+
+    def getChild(self, path, request):  # noqa: N802
+        return self
+
+
+@implementer(ILiveViewer, IPushProducer)
+class EventStream:
+    """One ``text/event-stream`` response that a table or the list of games writes to."""
+
+    _log = Logger()
+
+    def __init__(self, request: server.Request, limit: int, gone: Callable[[EventStream], None]):
+        self.request = request
+        self.limit = limit
+        self.closed = False
+        self.dropped = False
+        self._gone = gone
+        self._paused = False
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        request.setHeader(b"content-type", b"text/event-stream; charset=utf-8")
+        request.setHeader(b"cache-control", b"no-cache")
+        request.setHeader(b"x-accel-buffering", b"no")  # reverse proxies must not buffer the stream
+        request.setHeader(b"access-control-allow-origin", b"*")
+        request.registerProducer(self, True)
+        request.notifyFinish().addBoth(self._finished)
+        request.write(b"retry: 3000\n\n")  # sends the headers now; browsers reconnect after 3 s
+
+    @property
+    def peer(self) -> str:
+        addr = self.request.getClientAddress()
+        return f"{getattr(addr, 'host', addr)}:{getattr(addr, 'port', '')}"
+
+    def deliver(self, data: bytes) -> None:
+        if self.closed or not data:
+            return
+        if not self._paused:
+            self.request.write(data)
+            return
+        self._held_bytes += len(data)
+        if self._held_bytes > self.limit:
+            self._drop()
+            return
+        self._held.append(data)
+
+    def keepalive(self) -> None:
+        self.deliver(b": keepalive\n\n")
+
+    def end(self) -> None:
+        """Close the stream cleanly (anything held is written first)."""
+        if self.closed:
+            return
+        self.closed = True
+        held, self._held = self._held, []
+        if held:
+            self.request.write(b"".join(held))
+        self.request.unregisterProducer()
+        self.request.finish()
+
+    def _drop(self) -> None:
+        self.dropped = True
+        self.closed = True
+        self._held = []
+        self._log.info(
+            "event stream {path} of {peer} dropped: more than {limit} bytes waiting to be read",
+            path=self.request.path.decode("ascii", "replace"),
+            peer=self.peer,
+            limit=self.limit,
+        )
+        self.request.unregisterProducer()
+        transport = self.request.channel.transport if self.request.channel else None
+        if transport is not None:
+            transport.abortConnection()
+        self._gone(self)
+
+    def _finished(self, result) -> None:
+        # The response is complete, or the client went away (the Deferred failed): forget it.
+        self.closed = True
+        self._held = []
+        self._gone(self)
+
+    # IPushProducer: the connection's buffer is full (pause) or has drained (resume).
+    def pauseProducing(self) -> None:  # noqa: N802
+        self._paused = True
+
+    def resumeProducing(self) -> None:  # noqa: N802
+        self._paused = False
+        held, self._held, self._held_bytes = self._held, [], 0
+        if held and not self.closed:
+            self.request.write(b"".join(held))
+
+    def stopProducing(self) -> None:  # noqa: N802
+        self.closed = True
+        self._held = []
+
+
+class ApiResource(resource.Resource):
+    """``/api/...``: games, their event streams, matches and ratings."""
+
+    isLeaf = True
+    _log = Logger()
+
+    def __init__(self, hub: LiveHub, streams: StreamRegistry):
+        super().__init__()
+        self.hub = hub
+        self.streams = streams
+
+    @property
+    def store(self):
+        return self.hub.store
+
+    def render(self, request: server.Request):
+        if request.method not in (b"GET", b"HEAD"):
+            request.setHeader(b"allow", b"GET, HEAD")
+            return write_json(request, {"error": "only GET is allowed here"}, 405)
+        parts = [p.decode("utf-8", "replace") for p in request.postpath]
+        if parts and parts[-1] == "":
+            parts.pop()
+        try:
+            return self._route(request, parts)
+        except _BadRequest as e:
+            return write_json(request, {"error": str(e)}, 400)
+
+    def _route(self, request: server.Request, parts: list[str]):
+        match parts:
+            case ["games"]:
+                return write_json(request, self.hub.games())
+            case ["games", table_id]:
+                table = self.hub.table(table_id)
+                if table is None:
+                    return _not_found(request, f"no game {table_id}")
+                return write_json(request, table.detail())
+            case ["games", table_id, "events"]:
+                table = self.hub.table(table_id)
+                if table is None:
+                    return _not_found(request, f"no game {table_id}")
+                return self._stream(request, table.add, table.remove)
+            case ["events"]:
+                return self._stream(request, self._watch_list, self.hub.remove_list_viewer)
+            case ["matches"]:
+                limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
+                game = _str_arg(request, "game")
+                if self.store is None:
+                    return write_json(request, {"matches": []})
+                return self._later(request, self.store.recent(limit, game), lambda m: {"matches": m})
+            case ["matches", match_id]:
+                if not match_id.isdigit():
+                    return _not_found(request, f"no match {match_id}")
+                if self.store is None:
+                    return _not_found(request, f"no match {match_id} (no records are kept)")
+                return self._later(request, self.store.match(int(match_id)), lambda m: m, f"no match {match_id}")
+            case ["ratings", game]:
+                limit = _int_arg(request, "limit", 100, 1, MAX_LIMIT)
+                if self.store is None:
+                    return write_json(request, {"game": game, "ratings": []})
+                d = self.store.leaderboard(game, limit)
+                return self._later(request, d, lambda r: {"game": game, "ratings": r})
+        return _not_found(request, f"no such resource: /api/{'/'.join(parts)}")
+
+    def _watch_list(self, stream: EventStream) -> None:
+        self.hub.add_list_viewer(stream)
+        d = self.hub.recent_matches()
+        d.addCallback(lambda matches: stream.deliver(event_frame("matches", matches)))
+        d.addErrback(lambda f: self._log.failure("cannot list the recent matches", f))
+
+    def _stream(self, request: server.Request, add, remove):
+        if not self.streams.has_room():
+            return write_json(request, {"error": f"too many viewers (limit {self.streams.max_viewers})"}, 503)
+
+        def gone(stream: EventStream) -> None:
+            self.streams.discard(stream)
+            remove(stream)
+
+        stream = EventStream(request, self.streams.buffer, gone)
+        self.streams.add(stream)
+        if request.method == b"HEAD":
+            stream.end()
+            return server.NOT_DONE_YET
+        add(stream)
+        return server.NOT_DONE_YET
+
+    def _later(self, request: server.Request, d: defer.Deferred, shape, missing: str | None = None):
+        """Answer when ``d`` fires (``None`` -> 404 ``missing``), unless the client has gone."""
+        gone = []
+        request.notifyFinish().addErrback(lambda f: gone.append(f))
+
+        def answer(value) -> None:
+            if gone:
+                return
+            if value is None and missing is not None:
+                body = write_json(request, {"error": missing}, 404)
+            else:
+                body = write_json(request, shape(value))
+            if request.method != b"HEAD":
+                request.write(body)
+            request.finish()
+
+        def failed(failure: Failure) -> None:
+            self._log.failure("{path} failed", failure, path=request.path.decode("ascii", "replace"))
+            if not gone:
+                request.write(write_json(request, {"error": "internal error"}, 500))
+                request.finish()
+
+        d.addCallback(answer)
+        d.addErrback(failed)
+        return server.NOT_DONE_YET
+
+
+class _BadRequest(ValueError):
+    pass
+
+
+def _not_found(request: server.Request, message: str) -> bytes:
+    return write_json(request, {"error": message}, 404)
+
+
+def _str_arg(request: server.Request, name: str) -> str | None:
+    values = request.args.get(name.encode())
+    if not values or not values[0]:
+        return None
+    return values[0].decode("utf-8", "replace")
+
+
+def _int_arg(request: server.Request, name: str, default: int, low: int, high: int) -> int:
+    text = _str_arg(request, name)
+    if text is None:
+        return default
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise _BadRequest(f"{name} must be a whole number from {low} to {high}, not {text!r}")
+    return int(text)
+
+
+class StreamRegistry:
+    """The open event streams of one site, for the viewer limit and the keep-alive comments."""
+
+    def __init__(self, max_viewers: int, buffer: int):
+        self.max_viewers = max_viewers
+        self.buffer = buffer
+        self.streams: set[EventStream] = set()
+
+    def has_room(self) -> bool:
+        return not self.max_viewers or len(self.streams) < self.max_viewers
+
+    def add(self, stream: EventStream) -> None:
+        self.streams.add(stream)
+
+    def discard(self, stream: EventStream) -> None:
+        self.streams.discard(stream)
+
+    def keepalive(self) -> None:
+        for stream in list(self.streams):
+            stream.keepalive()
+
+    def end_all(self) -> None:
+        for stream in list(self.streams):
+            stream.end()
+
+
+class StaticFiles(static.File):
+    """The pages from package data: no directory listings, JSON 404s, UTF-8 text types."""
+
+    contentTypes = {
+        **static.File.contentTypes,
+        ".html": "text/html; charset=utf-8",
+        ".js": "text/javascript; charset=utf-8",
+        ".css": "text/css; charset=utf-8",
+        ".json": "application/json",
+        ".svg": "image/svg+xml",
+    }
+
+    def __init__(self, path, *args, **kwargs):
+        super().__init__(path, *args, **kwargs)
+        self.childNotFound = JsonError(404, "no such page")
+
+    def directoryListing(self):  # noqa: N802
+        return JsonError(404, "no such page")
+
+    def createSimilarFile(self, path):  # noqa: N802
+        f = super().createSimilarFile(path)
+        f.childNotFound = self.childNotFound
+        return f
+
+
+def build_root(hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path = STATIC) -> resource.Resource:
+    """The site's root: the static pages, with ``/api`` beside them."""
+    root: resource.Resource
+    if static_dir.is_dir():
+        root = StaticFiles(str(static_dir))
+    else:
+        root = resource.Resource()
+        root.childNotFound = JsonError(404, "no such page")
+    root.putChild(b"api", ApiResource(hub, streams))
+    return root

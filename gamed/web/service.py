@@ -1,0 +1,68 @@
+"""The web service: one site (static pages + JSON API + event streams) on the ``[web]`` ports."""
+
+from __future__ import annotations
+
+from twisted.application.service import MultiService
+from twisted.internet import task
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from twisted.web import server
+
+from gamed.config import Limits, WebConfig
+from gamed.observers import LiveHub
+from gamed.textline import ConnectionLimits
+from gamed.web.api import STATIC, StreamRegistry, build_root
+
+
+class WebSite(server.Site):
+    """The twisted.web site; its ports log as ``web``."""
+
+    noisy = False
+
+    def logPrefix(self) -> str:  # noqa: N802
+        return "web"
+
+
+def _refusal(why: str) -> bytes:
+    body = f'{{"error": "{why}"}}'.encode("ascii", "replace")
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+    )
+
+
+class WebService(MultiService):
+    """Serves the site of ``hub``; sends keep-alive comments on every event stream and ends the
+    streams cleanly when the daemon stops."""
+
+    _log = Logger()
+    name = "web"
+
+    def __init__(self, config: WebConfig, limits: Limits, hub: LiveHub, clock: IReactorTime, static_dir=STATIC):
+        super().__init__()
+        self.config = config
+        self.limits = limits
+        self.hub = hub
+        self.clock = clock
+        self.streams = StreamRegistry(config.max_viewers, config.viewer_buffer)
+        self.root = build_root(hub, self.streams, static_dir)
+        self._keepalive = task.LoopingCall(self.streams.keepalive)
+        self._keepalive.clock = clock
+
+    def site(self) -> WebSite:
+        return WebSite(self.root)
+
+    def port_factory(self) -> ConnectionLimits:
+        """The factory a listening port serves: the site behind the connection limits."""
+        return ConnectionLimits(self.site(), self.limits.max_connections, self.limits.max_per_peer, _refusal)
+
+    def startService(self) -> None:  # noqa: N802
+        super().startService()
+        if self.config.keepalive:
+            self._keepalive.start(self.config.keepalive, now=False)
+
+    def stopService(self):  # noqa: N802
+        if self._keepalive.running:
+            self._keepalive.stop()
+        self.streams.end_all()
+        return super().stopService()

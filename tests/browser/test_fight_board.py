@@ -1,0 +1,76 @@
+"""The board page of a running Virtual Fight game follows it turn by turn: warriors' squares and
+facings, the last turn's shots, the move list; then the result."""
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.browser.conftest import screenshot, wait_for
+from tests.browser.players import FightTeam, find_table
+
+pytestmark = pytest.mark.integration
+
+MOVES = ("MOVE&RIGHT", "MOVE&DOWN", "MOVE&UP", "MOVE&LEFT")
+
+
+def warrior(driver, team: int, n: int):
+    found = driver.find_elements(By.CSS_SELECTOR, f'#board .warrior[data-team="{team}"][data-id="{n}"]')
+    return found[0] if found else None
+
+
+def square(driver, team: int, n: int):
+    """(x, y, facing) of a warrior as drawn, or None."""
+    return driver.execute_script(
+        """const w = document.querySelector('#board .warrior[data-team="' + arguments[0] + '"][data-id="' + arguments[1] + '"]');
+           if (!w) return null;
+           const c = w.closest('.cell');
+           return [Number(c.dataset.x), Number(c.dataset.y), w.dataset.facing];""",
+        team,
+        n,
+    )
+
+
+def test_the_board_of_a_running_fight_updates_as_turns_are_played(site, page, connect):
+    red = FightTeam(connect, "red", "fboard")  # joins first: team 0
+    blue = FightTeam(connect, "blue", "fboard")
+    assert red.wait_ready() == "READY" and blue.wait_ready() == "READY"
+    table_id = find_table(site, "fight", "red", "blue")
+    page.get(f"{site.url}/game.html?id={table_id}")
+
+    wait_for(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#board .warrior")) == 10, "ten warriors")
+    assert page.find_elements(By.CSS_SELECTOR, "#board .cell.wall"), "the map's walls are drawn"
+    assert "red" in page.find_element(By.CSS_SELECTOR, '#players li[data-seat="0"]').text
+    start = red.position(0)
+    wait_for(page, lambda d: square(d, 0, 0)[:2] == list(start), "red warrior 0 on its start square")
+    assert not page.find_elements(By.CSS_SELECTOR, "#board .shot")
+
+    for turn, facing in enumerate(("UP", "DOWN", "UP"), 1):
+        red.act(0, *MOVES)
+        red.act(1, "SHOOT")
+        for n in (2, 3, 4):
+            red.act(n, "NONE")
+        blue.act(0, f"NONE&{facing}")
+        for n in (1, 2, 3, 4):
+            blue.act(n, "NONE")
+        assert red.wait_ready() == "READY" and blue.wait_ready() == "READY"
+        x, y = red.position(0)
+        assert blue.facing(0) == facing
+
+        wait_for(
+            page,
+            lambda d: (square(d, 0, 0) or [None] * 3)[:2] == [x, y]
+            and (square(d, 1, 0) or [None] * 3)[2] == facing
+            and len(d.find_elements(By.CSS_SELECTOR, "#moves li")) == turn,
+            f"turn {turn} on the board",
+        )
+        assert page.find_elements(By.CSS_SELECTOR, '#board svg .shot[data-team="0"][data-id="1"]'), "the shot"
+        assert page.find_element(By.ID, "turn").text == str(turn)
+        if turn == 2:
+            screenshot(page, "fight-board-after-2-turns")
+
+    # blue leaves; red finishes the turn and wins.
+    blue.c.close()
+    for n in range(5):
+        red.act(n, "NONE")
+    assert red.wait_ready() == "GAMEOVER&WIN"
+    wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
+    assert "red won" in page.find_element(By.ID, "result").text

@@ -1,0 +1,98 @@
+"""Connect Four feeds the live hub: a table per game (people, engines, every game of an engine
+match), every move with the spectator state, the end stored as a match (named players and
+engines rated; guests and aborted games not)."""
+
+from __future__ import annotations
+
+import random
+
+from twisted.internet import defer
+from twisted.internet.task import Clock
+
+from gamed.config import Limits
+from gamed.connect4 import rules
+from gamed.connect4.service import Connect4Service, Connect4Settings
+from gamed.observers import LiveHub
+from tests.memclient import Client
+
+
+class Store:
+    """Keeps what the hub stores (the RecordStore API's store())."""
+
+    def __init__(self):
+        self.records = []
+
+    def store(self, record):
+        self.records.append(record)
+        return defer.succeed(len(self.records))
+
+
+def make():
+    clock = Clock()
+    store = Store()
+    hub = LiveHub(clock, store)
+    service = Connect4Service(Connect4Settings(board=False), Limits(), clock, rng=random.Random(3), hub=hub)
+    return clock, hub, store, service
+
+
+def greeted(service, *lines):
+    c = Client(service)
+    c.send(*lines)
+    c.read()
+    return c
+
+
+def test_spectator_state():
+    board = rules.Board(4, 4)
+    assert rules.spectator_state(board) == {
+        "width": 4, "height": 4, "cells": [[None] * 4] * 4, "to_move": 0, "win_line": None,
+    }
+    for column in (1, 2, 1, 2, 1, 2, 1):
+        board.drop(column)
+    state = rules.spectator_state(board)
+    assert state["cells"][1] == [0, 0, 0, 0] and state["cells"][2] == [1, 1, 1, None]
+    assert state["to_move"] is None and state["win_line"] == [[1, 0], [1, 3]]
+
+
+def test_a_game_between_people_is_watched_and_recorded():
+    clock, hub, store, service = make()
+    alice = greeted(service, "NAME alice", "TABLE t")
+    bob = greeted(service, "TABLE t")
+    (table,) = hub.tables.values()
+    assert table.id == "connect4-1" and [s.name for s in table.seats] == ["alice", "guest2"]
+    for column in (3, 4, 3, 4, 3, 4):
+        (alice if table.to_move == 0 else bob).send(str(column))
+        assert table.state["cells"][column][-1] is None
+    assert [m.move for m in table.moves] == ["3", "4", "3", "4", "3", "4"]
+    alice.send("3")
+    (record,) = store.records
+    assert record.game == "connect4" and record.scores == (1.0, 0.0) and record.reason == "four"
+    assert [(s.name, s.rated, s.kind) for s in record.seats] == [("alice", True, "player"), ("guest2", False, "player")]
+    assert record.moves[-1].state["win_line"] == [[3, 0], [3, 3]]
+    assert record.options == {"width": 7, "height": 6, "move_time": 60.0, "opening": []} and record.rated
+    assert not hub.tables
+
+
+def test_an_engine_game_from_an_opening_and_an_abort():
+    clock, hub, store, service = make()
+    carol = greeted(service, "NAME carol", "PLAY gamed:1 FIRST 5x4 FROM 0,0")
+    (table,) = hub.tables.values()
+    assert table.options["opening"] == [0, 0] and table.initial_state["cells"][0] == [0, 1, None, None]
+    carol.drop()
+    (record,) = store.records
+    assert record.reason == "disconnect" and not record.rated and record.scores == (0.0, 0.0)
+    assert [(s.name, s.kind, s.rated) for s in record.seats] == [("carol", "player", True), ("gamed:1", "engine", True)]
+
+
+def test_every_game_of_an_engine_match_is_recorded():
+    clock, hub, store, service = make()
+    greeted(service, "MATCH gamed:0 gamed:4 3 4x4")
+    assert len(store.records) == 3
+    first = [r.seats[0].name for r in store.records]
+    assert first == ["gamed:0", "gamed:4", "gamed:0"]
+    for record in store.records:
+        assert record.options["match_game"] in (1, 2, 3) and record.rated
+        board = rules.Board(4, 4)
+        for move in record.moves:
+            board.drop(int(move.move))
+        assert board.is_over() and sum(record.scores) == 1.0

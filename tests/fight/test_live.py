@@ -1,0 +1,84 @@
+"""Virtual Fight games feed the live hub: a table per game, one move per resolved turn with the
+spectator state (walls, warriors, shots), the end stored with per-team scores."""
+
+from __future__ import annotations
+
+from twisted.internet import defer
+from twisted.internet.task import Clock
+
+from gamed.config import FightConfig, Limits
+from gamed.fight import rules
+from gamed.fight.service import FightService
+from gamed.observers import LiveHub
+from tests.fight.harness import ai, arena
+
+
+class Store:
+    def __init__(self):
+        self.records = []
+
+    def store(self, record):
+        self.records.append(record)
+        return defer.succeed(len(self.records))
+
+
+def make():
+    clock = Clock()
+    store = Store()
+    hub = LiveHub(clock, store)
+    service = FightService(FightConfig(pair_delay=0, gui_interval=0), Limits(), clock, arena(), hub=hub)
+    return clock, hub, store, service
+
+
+def test_spectator_state_shows_walls_warriors_and_shots():
+    fmap = arena(walls=[(4, 4)])
+    battle = rules.Battle(fmap, 2)
+    state = rules.spectator_state(battle, 0)
+    assert (state["width"], state["height"], state["turn"], state["shots"]) == (10, 10, 0, [])
+    assert state["walls"][4][4] == "#" and state["walls"][5][5] == "#" and state["walls"][0] == "." * 10
+    first = state["warriors"][0]
+    assert first == {"team": 0, "id": 0, "x": 0, "y": 0, "facing": first["facing"], "alive": True}
+    assert len(state["warriors"]) == 10
+    battle.execute(0, rules.Command(0, rules.Verb.SHOOT, rules.Dir.DOWN))
+    resolution = battle.resolve()
+    state = rules.spectator_state(battle, 1, resolution)
+    assert state["shots"] == [{"team": 0, "id": 0, "from": [0, 0], "to": [0, rules.SHOT_RANGE]}]  # x, y
+
+
+def test_a_game_is_a_live_table_and_a_stored_match():
+    clock, hub, store, service = make()
+    a = ai(service, "NAME&red")
+    b = ai(service)
+    a.read(), b.read()
+    (table,) = hub.tables.values()
+    assert table.id == "fight-1"
+    assert [(s.name, s.rated, s.kind) for s in table.seats] == [("red", True, "program"), ("team1", False, "program")]
+    assert table.initial_state["turn"] == 0 and table.options["map"] == "test"
+    for t in range(2):
+        a.send(*(f"{w}&NONE" for w in range(5)))
+        b.send(*(f"{w}&NONE" for w in range(5)))
+        a.read(), b.read()
+    assert [(m.n, m.seat, m.move) for m in table.moves] == [(1, None, "turn 1"), (2, None, "turn 2")]
+    assert table.state["turn"] == 2
+    service.abort_games()
+    (record,) = store.records
+    assert (record.game, record.reason, record.rated, record.scores) == ("fight", "shutdown", False, (0.5, 0.5))
+    assert len(record.moves) == 2
+
+
+def test_web_spectators_lag_like_the_gui_observers():
+    clock = Clock()
+    hub = LiveHub(clock, Store())
+    service = FightService(FightConfig(pair_delay=0, gui_interval=0, gui_lag=2), Limits(), clock, arena(), hub=hub)
+    a, b = ai(service), ai(service)
+    a.read(), b.read()
+    (table,) = hub.tables.values()
+    seen = []
+    for t in range(3):
+        a.send(*(f"{w}&NONE" for w in range(5)))
+        b.send(*(f"{w}&NONE" for w in range(5)))
+        a.read(), b.read()
+        seen.append(len(table.moves))
+    assert seen == [0, 0, 1]  # two turns behind
+    service.abort_games()
+    assert [m.move for m in table.moves] == ["turn 1", "turn 2", "turn 3"]  # released at the end

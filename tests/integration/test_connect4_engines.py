@@ -1,0 +1,209 @@
+"""Connect Four engines in the real daemon: native engines from an engines folder (the shipped
+solver and engines compiled here, some broken on purpose), each in its own host process.
+
+A person-like client beats the random engine and loses to the solver from a known position; a
+crashing, a hanging and a lying engine each end only their own game, with the reason, while a
+good engine's game goes on; a MATCH between engines is played and scored; nothing is left
+running."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer, reactor, task
+
+from gamed.connect4 import rules
+from gamed.connect4.engines import AlphaBeta
+from gamed.connect4.rules import Board
+from tests.connect4.native_libs import VARIANTS, compile_engines, shipped_source
+from tests.integration.support import LOOPBACK, ROOT, connect
+
+ENGINE_TIME = 3  # seconds an engine may think per move (the hanging engine is cut off after it)
+# Pons Test_L2_R1: "662222576343651642712157" scores +8 for the side to move (player 0 here).
+KNOWN_WIN = ",".join(str(int(c) - 1) for c in "662222576343651642712157")
+
+
+@pytest.fixture(scope="module")
+def engines_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("engines")
+    sources = {name: VARIANTS[name] for name in ("good", "crash", "hang", "garbage", "missing")}
+    sources["solver"] = shipped_source("solver.c")
+    compile_engines(out, sources)
+    return str(out)
+
+
+async def started(start_daemon, engines_dir):
+    return await start_daemon(
+        "--connect4-engines", engines_dir, "--connect4-engine-time", str(ENGINE_TIME),
+        kalaha="none", connect4=LOOPBACK,
+    )
+
+
+def host_processes(engines_dir: str) -> list[int]:
+    """Engine host processes still alive for engines of ``engines_dir``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"gamed.connect4.host" in cmd and b"\0" + engines_dir.encode() in cmd:
+            found.append(int(pid))
+    return found
+
+
+async def settle(what, seconds=8.0):
+    """Poll ``what()`` until it is true (bounded)."""
+    for _ in range(int(seconds / 0.1)):
+        if what():
+            return
+        await task.deferLater(reactor, 0.1, lambda: None)
+    raise AssertionError("condition not reached in time")
+
+
+async def play_out(client, choose, opening=(), timeout=20.0) -> tuple[str, Board | None, str | None]:
+    """Follow the game (START, the opening, PLAYED lines) and answer every YOURMOVE with
+    ``choose(board)`` until RESULT or ABORT; (that line, the final board, the START line)."""
+    board = start = None
+    while True:
+        line = await client.next_line(timeout=timeout)
+        words = line.split()
+        if words[0] == "START":
+            start = line
+            board = Board(*map(int, words[3].split("x")))
+            for column in opening:
+                board.drop(column)
+        elif words[0] == "PLAYED":
+            board.drop(int(words[2]))
+        elif words[0] == "YOURMOVE":
+            client.send(str(choose(board)))
+        elif words[0] in ("RESULT", "ABORT"):
+            return line, board, start
+
+
+def strong(board: Board) -> int:
+    return AlphaBeta(board.copy(), 200_000).choose(6, random.Random(1))
+
+
+@pytest_twisted.ensureDeferred
+async def test_engines_folder_is_listed(start_daemon, engines_dir):
+    daemon = await started(start_daemon, engines_dir)
+    client = await connect(daemon.ports["connect4"])
+    client.send("ENGINES")
+    lines = [await client.expect("ENGINE", timeout=15)]  # after the first scan of the folder
+    while lines[-1] != "ENGINE END":
+        lines.append(await client.next_line())
+    engines = {line.split()[1]: line for line in lines if line.startswith("ENGINE ") and line != "ENGINE END"}
+    assert sorted(engines) == ["crash", "gamed", "garbage", "good", "hang", "solver"]
+    assert engines["solver"].startswith("ENGINE solver 3 Perfect-play solver")
+    assert "LEVEL solver 2 Perfect" in lines and "LEVEL good 1 Hard" in lines
+    assert "missing" in daemon.text and "is not offered" in daemon.text  # a symbol is missing: logged, not listed
+
+
+@pytest_twisted.ensureDeferred
+async def test_person_beats_the_random_engine_and_loses_to_the_solver(start_daemon, engines_dir):
+    daemon = await started(start_daemon, engines_dir)
+    port = daemon.ports["connect4"]
+    person = await connect(port)
+    person.send("NAME carol", "BOARD OFF", "PLAY gamed:0 FIRST")
+    result, _, start = await play_out(person, strong)
+    assert start == "START 1 0 7x6 gamed:0"
+    assert result.startswith("RESULT WIN FOUR 0 "), result
+
+    person = await connect(port)
+    person.send("BOARD OFF", f"PLAY solver:2 SECOND FROM {KNOWN_WIN}")
+    opening = [int(c) for c in KNOWN_WIN.split(",")]
+    result, board, start = await play_out(person, strong, opening)
+    assert start == "START 2 1 7x6 solver:2"
+    assert result.startswith("RESULT LOSE FOUR 0 "), result
+    # Pons' score +8 for player 0: perfect play wins with its 22 - 8 = 14th stone.
+    assert board.cells.count(0) == 14
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_broken_engines_end_only_their_own_games(start_daemon, engines_dir):
+    daemon = await started(start_daemon, engines_dir)
+    port = daemon.ports["connect4"]
+    clients = {}
+    for name in ("good", "crash", "hang", "garbage"):
+        clients[name] = c = await connect(port)
+        c.send("BOARD OFF", f"PLAY {name}:1 SECOND 6x5")
+    outcomes = await defer.gatherResults(
+        [defer.ensureDeferred(play_out(c, lambda board: board.legal_columns()[-1], timeout=ENGINE_TIME + 10))
+         for c in clients.values()]
+    )
+    ends = {name: outcome[0] for name, outcome in zip(clients, outcomes)}
+    assert ends["good"].startswith("RESULT "), ends
+    assert ends["crash"].startswith("ABORT ENGINE the engine failed: engine process killed by signal SIGSEGV"), ends
+    assert ends["hang"] == f"ABORT ENGINE the engine failed: the engine did not move within {ENGINE_TIME} s", ends
+    assert ends["garbage"].startswith("ABORT ENGINE the engine failed: C4_AutoMove: malformed answer"), ends
+    await settle(lambda: not host_processes(engines_dir))  # every host, the hanging one too, is gone
+    # The daemon still serves: a new game against the good engine starts.
+    again = await connect(port)
+    again.send("PLAY good:0")
+    assert (await again.expect("START")).startswith("START ")
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_match_between_native_engines(start_daemon, engines_dir):
+    daemon = await started(start_daemon, engines_dir)
+    watcher = await connect(daemon.ports["connect4"])
+    watcher.send("MATCH solver:1 good:0 2")
+    assert (await watcher.expect("OK")) == "OK MATCH solver:1 good:0 2 7x6"
+    games = [await watcher.expect("MATCHGAME", timeout=20), await watcher.expect("MATCHGAME", timeout=20)]
+    assert games[0].split()[1:5] == ["1", "solver:1", "good:0", "solver:1"]  # the solver beats "lowest column"
+    assert games[1].split()[1:5] == ["2", "good:0", "solver:1", "solver:1"]
+    assert (await watcher.expect("MATCHEND")) == "MATCHEND solver:1 2 good:0 0 2"
+    await settle(lambda: not host_processes(engines_dir))
+    # A match can be stopped; its engines are closed.
+    watcher.send("MATCH hang:0 good:0 4")
+    await watcher.expect("OK")
+    watcher.send("RESIGN")
+    line = await watcher.expect("MATCHEND")
+    assert line.startswith("MATCHEND hang:0 0 good:0 0 0 stopped: stopped by guest1"), line
+    await settle(lambda: not host_processes(engines_dir))
+
+
+@pytest_twisted.ensureDeferred
+async def test_games_and_match_games_are_recorded(start_daemon, engines_dir, tmp_path):
+    database = tmp_path / "records.sqlite"
+    daemon = await start_daemon(
+        "--connect4-engines", engines_dir, "--records", f"sqlite:{database}", kalaha="none", connect4=LOOPBACK,
+    )
+    port = daemon.ports["connect4"]
+    person = await connect(port)
+    person.send("NAME erin", "BOARD OFF", "PLAY solver:0 4x4 FROM 1,2")
+    await person.expect("YOURMOVE")
+    person.send("RESIGN")
+    assert (await person.expect("RESULT")).startswith("RESULT LOSE RESIGN")
+    watcher = await connect(port)
+    watcher.send("MATCH solver:1 good:0 2 5x4")
+    await watcher.expect("MATCHEND", timeout=30)
+    await settle(lambda: b"stored as match 3" in daemon.output)
+    assert await daemon.stop()
+    # The records survive the daemon and read back with `gamed export`.
+    exported = []
+    for match_id in (1, 2, 3):
+        out = subprocess.run([sys.executable, "-m", "gamed.cli", "export", str(match_id), "--database", f"sqlite:{database}"],
+                             capture_output=True, text=True, timeout=60, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        exported.append(json.loads(out.stdout))
+    game, *series = exported
+    assert game["game"] == "connect4" and game["reason"] == "resign" and game["options"]["opening"] == [1, 2]
+    assert [(s["name"], s["rated"]) for s in game["seats"]] == [("erin", True), ("solver:0", True)]
+    assert game["scores"] == [0.0, 1.0]
+    assert [[s["name"] for s in m["seats"]] for m in series] == [["solver:1", "good:0"], ["good:0", "solver:1"]]
+    for m in series:
+        board = Board(5, 4)
+        for move in m["moves"]:
+            board.drop(int(move["move"]))
+        assert board.is_over() and m["moves"][-1]["state"]["cells"] == rules.spectator_state(board)["cells"]

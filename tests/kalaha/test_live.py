@@ -1,0 +1,94 @@
+"""Kalaha games feed the live hub: a table per game, every move with the spectator state, the end
+stored as a match (named players rated, guests and aborted games not)."""
+
+from __future__ import annotations
+
+import random
+
+from twisted.internet import defer
+from twisted.internet.task import Clock
+
+from gamed.config import KalahaConfig, Limits
+from gamed.kalaha import rules
+from gamed.kalaha.service import KalahaService
+from gamed.observers import LiveHub
+from tests.kalaha.harness import Client, pair
+
+
+class Store:
+    """Keeps what the hub stores (the RecordStore API's store())."""
+
+    def __init__(self):
+        self.records = []
+
+    def store(self, record):
+        self.records.append(record)
+        return defer.succeed(len(self.records))
+
+
+def make(clock=None):
+    clock = clock or Clock()
+    store = Store()
+    hub = LiveHub(clock, store)
+    config = KalahaConfig(pair_delay=0, board=False)
+    service = KalahaService(config, Limits(), clock, rng=random.Random(3), hub=hub)
+    return clock, hub, store, service
+
+
+def test_spectator_state_of_the_opening_and_after_a_move():
+    start = rules.Position.start()
+    assert rules.spectator_state(start) == {"pits": [[6] * 6, [6] * 6], "stores": [0, 0], "to_move": 0}
+    after = rules.play(start, 3).position  # A3: 6 stones reach A4..A6, the store, B1, B2
+    assert rules.spectator_state(after) == {
+        "pits": [[6, 6, 0, 7, 7, 7], [7, 7, 6, 6, 6, 6]],
+        "stores": [1, 0],
+        "to_move": 1,
+    }
+    assert rules.spectator_state(after, over=True)["to_move"] is None
+
+
+def test_a_game_is_a_live_table_and_a_stored_match():
+    clock, hub, store, service = make()
+    alice, bob = pair(service)
+    (table,) = hub.tables.values()
+    assert table.id == "kalaha-1" and [(s.name, s.rated, s.kind) for s in table.seats] == [
+        ("alice", True, "player"),
+        ("bob", True, "player"),
+    ]
+    assert table.to_move == 0 and table.clocks == {"0": 60.0, "1": None}
+    alice.send("MOVE 1")  # an extra turn: the last stone falls into A's store
+    assert table.to_move == 0
+    clock.advance(2)
+    alice.send("MOVE 2")
+    assert [(m.seat, m.move) for m in table.moves] == [(0, "A1"), (0, "A2")]
+    assert table.moves[0].state == rules.spectator_state(rules.play(rules.Position.start(), 1).position)
+    assert table.to_move == 1
+    bob.send("RESIGN")
+    assert not hub.tables and hub.table("kalaha-1") is table
+    (record,) = store.records
+    assert (record.game, record.scores, record.reason, record.rated) == ("kalaha", (1.0, 0.0), "resign", True)
+    assert [m.move for m in record.moves] == ["A1", "A2"] and record.moves[1].t == 2.0
+    assert record.initial_state == {"pits": [[6] * 6, [6] * 6], "stores": [0, 0], "to_move": 0}
+    assert table.match_id == 1
+
+
+def test_guests_are_not_rated_and_a_disconnect_aborts_unrated():
+    clock, hub, store, service = make()
+    a, b = Client(service), Client(service)
+    a.read(), b.read()
+    clock.advance(1)
+    (table,) = hub.tables.values()
+    assert [(s.name, s.rated) for s in table.seats] == [("guest1", False), ("guest2", False)]
+    a.drop()
+    (record,) = store.records
+    assert (record.reason, record.rated, record.scores) == ("disconnect", False, (0.0, 0.0))
+
+
+def test_the_computer_is_a_seat_of_kind_computer():
+    clock, hub, store, service = make()
+    person = Client(service)
+    person.send("NAME carol", "COMPUTER")
+    clock.advance(0)
+    (table,) = hub.tables.values()
+    assert [(s.name, s.kind) for s in table.seats][0] == ("carol", "player")
+    assert table.seats[1].kind == "computer" and table.seats[1].rated

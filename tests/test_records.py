@@ -1,0 +1,461 @@
+"""The records database (gamed.records) on real SQLite files, and on PostgreSQL when one is given.
+
+Set GAMED_TEST_POSTGRES_URL=postgresql://user:pw@host/db to run every test on PostgreSQL too; the
+tests drop and recreate gamed's tables in that database.
+"""
+
+import os
+import sqlite3
+
+import attrs
+import pytest
+import pytest_twisted
+from twisted.internet import defer
+
+from gamed.records import (
+    POSTGRES,
+    SCHEMA_VERSION,
+    SQLITE,
+    MatchRecord,
+    Move,
+    RecordsError,
+    RecordsService,
+    RecordStore,
+    Seat,
+    migrate,
+    parse_url,
+    record_from_json,
+)
+
+PG_URL = os.environ.get("GAMED_TEST_POSTGRES_URL", "")
+TABLES = ("moves", "seats", "ratings", "matches", "schema_version")
+
+
+def _reactor():
+    from twisted.internet import reactor
+
+    return reactor
+
+
+def _connect(url):
+    """A plain synchronous DB-API connection to the database behind ``url`` (for set-up and checks)."""
+    dialect, target = parse_url(url)
+    if dialect is SQLITE:
+        return sqlite3.connect(target)
+    import psycopg
+
+    return psycopg.connect(target)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite://{tmp_path / 'records.sqlite'}"
+    if not PG_URL:
+        pytest.skip("PostgreSQL records not tested: set GAMED_TEST_POSTGRES_URL=postgresql://... to run them")
+    pytest.importorskip("psycopg", reason="GAMED_TEST_POSTGRES_URL is set but psycopg is not installed (pip install '.[postgres]')")
+    with _connect(PG_URL) as conn:
+        conn.execute("DROP TABLE IF EXISTS " + ", ".join(TABLES) + " CASCADE")
+    return PG_URL
+
+
+def kalaha(a="alice", b="bob", scores=(1, 0), rated=True, a_rated=True, b_rated=True, **kw):
+    """A short rated Kalaha match between two named players."""
+    return MatchRecord(
+        game=kw.pop("game", "kalaha"),
+        started=1700000000.25,
+        ended=1700000042.5,
+        seats=(Seat(0, a, a_rated), Seat(1, b, b_rated, "computer")),
+        options={"pits": 6, "seeds": 4},
+        moves=(
+            Move(1, 0, "3", 1.5, {"pits": [[4, 4, 0, 5, 5, 5], [4] * 6], "stores": [1, 0], "to_move": 0}),
+            Move(2, 0, "6", 2.75, {"pits": [[4, 4, 0, 5, 5, 0], [5] * 5 + [4]], "stores": [2, 0], "to_move": 1}),
+            Move(3, 1, "1", 4.0, None),
+        ),
+        scores=scores,
+        reason="board empty",
+        rated=rated,
+        initial_state={"pits": [[4] * 6, [4] * 6], "stores": [0, 0], "to_move": 0},
+        extra=kw.pop("extra", {}),
+        table=kw.pop("table", "kalaha-3"),
+        **kw,
+    )
+
+
+async def opened(url):
+    store = RecordStore(url, _reactor())
+    await store.start()
+    return store
+
+
+def board(rows):
+    return [(r["name"], r["rating"], r["games"], r["wins"], r["draws"], r["losses"]) for r in rows]
+
+
+# --- URLs ------------------------------------------------------------------------------------
+
+
+def test_urls():
+    assert parse_url("sqlite:///var/lib/gamed/gamed.sqlite") == (SQLITE, "/var/lib/gamed/gamed.sqlite")
+    assert parse_url("sqlite:state/gamed.sqlite") == (SQLITE, "state/gamed.sqlite")
+    assert parse_url("gamed.sqlite") == (SQLITE, "gamed.sqlite")
+    assert parse_url("/abs/gamed.sqlite") == (SQLITE, "/abs/gamed.sqlite")
+    assert parse_url("postgresql://u:p@db:5432/gamed") == (POSTGRES, "postgresql://u:p@db:5432/gamed")
+    assert parse_url("postgres://db/gamed")[0] is POSTGRES
+    for bad in ("mysql://db/gamed", "", "sqlite:"):
+        with pytest.raises(RecordsError):
+            parse_url(bad)
+    assert POSTGRES.sql("SELECT a FROM t WHERE b = ? AND c = ?") == "SELECT a FROM t WHERE b = %s AND c = %s"
+
+
+# --- storing and reading ---------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_store_and_read_back(url):
+    store = await opened(url)
+    try:
+        record = kalaha(extra={"note": "ünïcode <b>"})
+        match_id = await store.store(record)
+        assert isinstance(match_id, int)
+        data = await store.match(match_id)
+        assert data["id"] == match_id and data["game"] == "kalaha" and data["table"] == "kalaha-3"
+        assert (data["started"], data["ended"], data["reason"], data["rated"]) == (1700000000.25, 1700000042.5, "board empty", True)
+        assert data["seats"][1] == {"seat": 1, "name": "bob", "rated": True, "kind": "computer", "rating_before": 1500.0, "rating_after": 1484.0}
+        assert data["scores"] == [1.0, 0.0]
+        assert data["moves"][0] == {"n": 1, "seat": 0, "move": "3", "t": 1.5, "state": record.moves[0].state}
+        assert data["moves"][2]["state"] is None
+        assert data["options"] == {"pits": 6, "seeds": 4} and data["initial_state"] == record.initial_state
+        assert record_from_json(data) == record
+        assert await store.match(match_id + 1000) is None
+        assert await store.match(2**70) is None and await store.match(-1) is None
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_recent_is_newest_first_and_filters_by_game(url):
+    store = await opened(url)
+    try:
+        ids = [await store.store(kalaha(game=game)) for game in ("kalaha", "connect4", "kalaha", "fight")]
+        recent = await store.recent()
+        assert [m["id"] for m in recent] == ids[::-1]
+        assert recent[0] == {
+            "id": ids[3],
+            "game": "fight",
+            "started": 1700000000.25,
+            "ended": 1700000042.5,
+            "seats": [{"seat": 0, "name": "alice"}, {"seat": 1, "name": "bob"}],
+            "scores": [1.0, 0.0],
+            "reason": "board empty",
+        }
+        assert [m["id"] for m in await store.recent(game="kalaha")] == [ids[2], ids[0]]
+        assert [m["id"] for m in await store.recent(limit=2)] == [ids[3], ids[2]]
+        assert await store.recent(game="stratego") == []
+        with pytest.raises(ValueError):
+            await store.recent(limit=-1)
+    finally:
+        await store.close()
+
+
+# --- ratings ---------------------------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_elo_win_draw_loss_and_leaderboard(url):
+    store = await opened(url)
+    try:
+        await store.store(kalaha(scores=(1, 0)))  # alice beats bob: 1516 / 1484
+        assert board(await store.leaderboard("kalaha")) == [("alice", 1516.0, 1, 1, 0, 0), ("bob", 1484.0, 1, 0, 0, 1)]
+        await store.store(kalaha(scores=(0.5, 0.5)))  # a draw from 1516 v 1484: E(alice) = 0.54592
+        rows = await store.leaderboard("kalaha")
+        assert [r["name"] for r in rows] == ["alice", "bob"]
+        assert [r["rating"] for r in rows] == pytest.approx([1514.5304984710244, 1485.4695015289756], abs=1e-9)
+        assert board(rows)[0][2:] == (2, 1, 1, 0)
+        await store.store(kalaha(a="carol", b="bob", scores=(0, 1)))  # bob beats newcomer carol
+        rows = await store.leaderboard("kalaha")
+        expected = {
+            "alice": 1514.5304984710244,
+            "bob": 1485.4695015289756 + 32 * (1 - 1 / (1 + 10 ** ((1500 - 1485.4695015289756) / 400))),
+        }
+        expected["carol"] = 1500 - (expected["bob"] - 1485.4695015289756)
+        assert [r["name"] for r in rows] == sorted(expected, key=expected.get, reverse=True)
+        assert {r["name"]: r["rating"] for r in rows} == pytest.approx(expected, abs=1e-9)
+        assert board(rows)[[r["name"] for r in rows].index("bob")][2:] == (3, 1, 1, 1)
+        assert [r["name"] for r in await store.leaderboard("kalaha", limit=1)] == [rows[0]["name"]]
+        # Ratings are per game type.
+        assert await store.leaderboard("connect4") == []
+        await store.store(kalaha(game="connect4", scores=(0, 1)))
+        assert board(await store.leaderboard("connect4")) == [("bob", 1516.0, 1, 1, 0, 0), ("alice", 1484.0, 1, 0, 0, 1)]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_leaderboard_order(url):
+    store = await opened(url)
+    try:
+        # dave beats everybody, erin loses to everybody: dave > ... > erin, ties broken by games then name.
+        for a, b in [("dave", "erin"), ("dave", "fred"), ("fred", "erin"), ("gina", "hank")]:
+            await store.store(kalaha(a=a, b=b))
+        rows = await store.leaderboard("kalaha")
+        ratings = [r["rating"] for r in rows]
+        assert ratings == sorted(ratings, reverse=True)
+        assert rows[0]["name"] == "dave" and rows[-1]["name"] == "erin"
+        assert [r["name"] for r in rows if r["rating"] == 1516.0] == ["gina"]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_unnamed_players_are_not_rated(url):
+    store = await opened(url)
+    try:
+        match_id = await store.store(kalaha(a="alice", b="guest3", b_rated=False))
+        assert await store.leaderboard("kalaha") == []
+        data = await store.match(match_id)
+        assert [(s["rated"], s["rating_before"], s["rating_after"]) for s in data["seats"]] == [(True, None, None), (False, None, None)]
+        # Against a named player later, alice starts from 1500 as if the guest game never happened.
+        await store.store(kalaha(a="alice", b="bob"))
+        assert board(await store.leaderboard("kalaha")) == [("alice", 1516.0, 1, 1, 0, 0), ("bob", 1484.0, 1, 0, 0, 1)]
+        # One name in both seats cannot rate itself.
+        await store.store(kalaha(a="bob", b="bob"))
+        assert board(await store.leaderboard("kalaha"))[1] == ("bob", 1484.0, 1, 0, 0, 1)
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_unrated_match_changes_nothing(url):
+    store = await opened(url)
+    try:
+        await store.store(kalaha())
+        before = await store.leaderboard("kalaha")
+        match_id = await store.store(kalaha(scores=(0, 1), rated=False))
+        assert await store.leaderboard("kalaha") == before
+        data = await store.match(match_id)
+        assert data["rated"] is False and [s["rating_after"] for s in data["seats"]] == [None, None]
+    finally:
+        await store.close()
+
+
+# --- durability, schema, failures ------------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_records_survive_a_restart(url):
+    store = await opened(url)
+    first = await store.store(kalaha())
+    await store.close()
+    again = await opened(url)
+    try:
+        assert record_from_json(await again.match(first)) == kalaha()
+        assert [m["id"] for m in await again.recent()] == [first]
+        second = await again.store(kalaha(scores=(0, 1)))
+        assert second > first
+        # The ratings went on from the stored ones: 1516 v 1484, bob wins.
+        rows = {r["name"]: r["rating"] for r in await again.leaderboard("kalaha")}
+        assert rows == pytest.approx({"alice": 1516 - 32 * (1 / (1 + 10 ** (-32 / 400))), "bob": 1484 + 32 * (1 / (1 + 10 ** (-32 / 400)))})
+    finally:
+        await again.close()
+
+
+def _versions(url):
+    conn = _connect(url)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT version FROM schema_version ORDER BY version")
+        return [row[0] for row in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_migrations_are_idempotent(url):
+    store = RecordStore(url, _reactor())
+    assert await store.start() == 0  # an empty database
+    assert await store.start() == 0  # start() twice is one start
+    await store.close()
+    assert _versions(url) == list(range(1, SCHEMA_VERSION + 1))
+    store = RecordStore(url, _reactor())
+    assert await store.start() == SCHEMA_VERSION  # nothing to do
+    await store.close()
+    assert _versions(url) == list(range(1, SCHEMA_VERSION + 1))
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_older_schema_is_upgraded(url):
+    dialect, _ = parse_url(url)
+    conn = _connect(url)
+    try:
+        cur = conn.cursor()
+        migrate(cur, dialect, upto=1)  # what the first gamed with records made
+        cur.execute(
+            dialect.sql(
+                "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+            ),
+            ("connect4", "", 1.0, 2.0, "four in a row", 1, "{}", None, "{}"),
+        )
+        old = cur.fetchone()[0]
+        cur.execute(dialect.sql("INSERT INTO seats (match_id, seat, name, rated, kind, score) VALUES (?, ?, ?, ?, ?, ?)"), (old, 0, "ann", 1, "player", 1.0))
+        cur.execute(dialect.sql("INSERT INTO seats (match_id, seat, name, rated, kind, score) VALUES (?, ?, ?, ?, ?, ?)"), (old, 1, "ben", 1, "player", 0.0))
+        conn.commit()
+    finally:
+        conn.close()
+    assert _versions(url) == [1]
+    store = RecordStore(url, _reactor())
+    try:
+        assert await store.start() == 1
+        assert _versions(url) == list(range(1, SCHEMA_VERSION + 1))
+        data = await store.match(old)
+        assert [(s["name"], s["rating_before"]) for s in data["seats"]] == [("ann", None), ("ben", None)]
+        await store.store(kalaha(a="ann", b="ben", game="connect4"))
+        assert board(await store.leaderboard("connect4")) == [("ann", 1516.0, 1, 1, 0, 0), ("ben", 1484.0, 1, 0, 0, 1)]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_newer_schema_is_refused(url):
+    store = await opened(url)
+    await store.close()
+    conn = _connect(url)
+    try:
+        conn.cursor().execute(parse_url(url)[0].sql("INSERT INTO schema_version (version, applied) VALUES (?, ?)"), (SCHEMA_VERSION + 7, 0.0))
+        conn.commit()
+    finally:
+        conn.close()
+    store = RecordStore(url, _reactor())
+    with pytest.raises(RecordsError, match="newer than this gamed knows"):
+        await store.start()
+    with pytest.raises(RecordsError, match="newer"):
+        await store.store(kalaha())
+    await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_failed_store_leaves_nothing_and_later_stores_work(url):
+    store = await opened(url)
+    try:
+        # Refused before the database: scores do not match the seats.
+        with pytest.raises(ValueError, match="2 seats but 1 scores"):
+            await store.store(kalaha(scores=(1,)))
+        # Fails half-way through the transaction (after the match row and the ratings were written):
+        # a move's state cannot be stored. Nothing of it may remain.
+        bad = attrs.evolve(kalaha(), moves=(*kalaha().moves, Move(4, 0, "2", 5.0, {"x": {1, 2}})))
+        with pytest.raises(ValueError, match="move 4 state is not JSON-able"):
+            await store.store(bad)
+        assert await store.recent() == [] and await store.leaderboard("kalaha") == []
+        good = await store.store(kalaha())
+        assert record_from_json(await store.match(good)) == kalaha()
+        assert board(await store.leaderboard("kalaha")) == [("alice", 1516.0, 1, 1, 0, 0), ("bob", 1484.0, 1, 0, 0, 1)]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_close_waits_for_stores_in_flight(url):
+    store = await opened(url)
+    pending = [store.store(kalaha(table=f"kalaha-{i}")) for i in range(20)]
+    failing = store.store(attrs.evolve(kalaha(), options={"bad": object()}))
+    closed = store.close()
+    ids = await defer.gatherResults(pending)
+    assert all(isinstance(i, int) for i in ids)
+    with pytest.raises(ValueError, match="options is not JSON-able"):
+        await failing  # waiting for it in close() did not take its error away
+    await closed
+    with pytest.raises(RecordsError, match="closed"):
+        await store.store(kalaha())
+    again = await opened(url)
+    try:
+        assert sorted(m["id"] for m in await again.recent(limit=100)) == sorted(ids)
+        # Concurrent stores did not lose rating updates: alice won all 20 games.
+        assert board(await again.leaderboard("kalaha"))[0][::2] == ("alice", 20, 0)
+    finally:
+        await again.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_unusable_databases_errback(tmp_path):
+    missing = RecordStore(str(tmp_path / "nope.sqlite"), _reactor(), create=False)
+    with pytest.raises(RecordsError, match="no records database at"):
+        await missing.start()
+    await missing.close()
+    assert not (tmp_path / "nope.sqlite").exists()
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"this is not a database" * 100)
+    store = RecordStore(str(junk), _reactor())
+    with pytest.raises(sqlite3.DatabaseError):
+        await store.start()
+    await store.close()
+    with pytest.raises(RecordsError, match="not been started"):
+        await RecordStore(str(tmp_path / "x.sqlite"), _reactor()).store(kalaha())
+
+
+@pytest_twisted.ensureDeferred
+async def test_sqlite_uses_wal(tmp_path):
+    store = await opened(str(tmp_path / "state" / "w.sqlite"))  # the directory is made
+    await store.store(kalaha())
+    await store.close()
+    conn = sqlite3.connect(tmp_path / "state" / "w.sqlite")
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_records_service_starts_and_closes_the_store(tmp_path):
+    store = RecordStore(f"sqlite:{tmp_path / 's.sqlite'}", _reactor())
+    svc = RecordsService(store)
+    svc.startService()
+    assert await svc.started == 0
+    match_id = await store.store(kalaha())
+    await svc.stopService()
+    again = await opened(str(tmp_path / "s.sqlite"))
+    try:
+        assert (await again.match(match_id))["id"] == match_id
+    finally:
+        await again.close()
+
+
+# --- the [records] config section ------------------------------------------------------------
+
+
+def test_records_config_section(tmp_path):
+    from gamed.config import Config, ConfigError, build, load
+
+    assert Config().records.database == "gamed.sqlite"
+    assert build({"records": {"database": ""}}).records.database == ""
+    assert build({"records": {"database": "postgresql://u@db/gamed"}}).records.database == "postgresql://u@db/gamed"
+    conf = tmp_path / "gamed.conf"
+    conf.write_text('[records]\ndatabase = "sqlite:///var/lib/gamed/records.sqlite"\n')
+    assert load(str(conf)).records.database == "sqlite:///var/lib/gamed/records.sqlite"
+    for bad, message in [
+        ({"database": 3}, "records.database must be a string"),
+        ({"database": "mysql://db/x"}, "records.database must be a SQLite path"),
+        ({"database": " gamed.sqlite"}, "records.database must not have blanks"),
+        ({"database": "sqlite:"}, "names no file"),
+        ({"path": "x"}, "unknown setting records.path"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            build({"records": bad})
+
+
+def test_records_service_stops_the_daemon_when_the_database_cannot_be_opened(tmp_path):
+    from twisted.logger import capturedLogs
+
+    class Reactor:
+        running = True
+        stopped = 0
+
+        def stop(self):
+            self.stopped += 1
+
+    reactor = Reactor()
+    svc = RecordsService(RecordStore(str(tmp_path / "missing.sqlite"), reactor, create=False))
+    with capturedLogs() as events:
+        svc.startService()
+    assert reactor.stopped == 1
+    assert any("cannot open the records database" in e.get("log_format", "") for e in events)
