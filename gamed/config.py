@@ -6,6 +6,7 @@ checked here, so a bad setting stops start-up with a message naming the setting 
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -92,6 +93,8 @@ class Connect4Config:
     engines_dir: str = "engines"  # native engines: <engines_dir>/<name>/engine.so; "" = none
     engine_time: float = 10.0  # seconds an engine may think per move; more aborts the game (ENGINE)
     engine_games: int = 16  # engine games and matches at once (a native engine runs a process each)
+    engine_nice: int = 10  # niceness of native engine processes (0-19): searches yield to the daemon
+    engine_cpus: str = "auto"  # CPUs for native engines: "auto" = all but the first (on 2+ CPUs), "all", or "1,2,3"
     match_games: int = 100  # the most games one MATCH command may ask for
 
 
@@ -284,6 +287,10 @@ def validate(config: Config) -> None:
         raise ConfigError(f"connect4.width and connect4.height must be 4 to 16, not {c4.width}x{c4.height}")
     if c4.engine_time <= 0:
         raise ConfigError(f"connect4.engine_time must be more than 0 seconds, not {c4.engine_time}")
+    if not 0 <= c4.engine_nice <= 19:
+        raise ConfigError(f"connect4.engine_nice must be 0 to 19, not {c4.engine_nice}")
+    if c4.engine_cpus not in ("auto", "all") and not re.fullmatch(r"[0-9]{1,4}(,[0-9]{1,4})*", c4.engine_cpus):
+        raise ConfigError(f"connect4.engine_cpus must be auto, all or a list of CPU numbers like 1,2,3, not {c4.engine_cpus!r}")
     if c4.engine_games < 0 or c4.match_games < 1:
         raise ConfigError("connect4.engine_games must be 0 or more and connect4.match_games 1 or more")
     if not 2 <= config.combat.seats <= 15:

@@ -277,6 +277,48 @@ class RecordStore:
         del psycopg  # adbapi imports it by name
         return adbapi.ConnectionPool("psycopg", self._target, cp_min=1, cp_max=4, cp_reconnect=True, cp_reactor=self.reactor)
 
+    def prepare(self) -> int:
+        """Open the database, bring its schema up to date and close it again, synchronously; returns
+        the version it had. For start-up, before the reactor runs: a database that cannot be used
+        raises RecordsError with the reason, so the daemon never starts without its records.
+        ``start()`` later finds the schema current."""
+        try:
+            if self.dialect is SQLITE:
+                return self._prepare_sqlite()
+            try:
+                import psycopg
+            except ImportError:
+                raise RecordsError("a PostgreSQL records database needs psycopg: pip install 'gamed[postgres]'") from None
+            with psycopg.connect(self._target, connect_timeout=10) as conn:
+                with conn.cursor() as cursor:
+                    had = migrate(cursor, self.dialect)
+                conn.commit()
+            self._migrated(had)
+            return had
+        except RecordsError:
+            raise
+        except Exception as e:  # the driver's and the file system's own errors
+            text = str(e).strip()
+            why = text.splitlines()[0] if text else type(e).__name__
+            raise RecordsError(f"cannot open the records database {self.url}: {why}") from None
+
+    def _prepare_sqlite(self) -> int:
+        import sqlite3
+
+        if not self._create and not os.path.isfile(self._target):
+            raise RecordsError(f"no records database at {self._target}")
+        if self._create and os.path.dirname(self._target):
+            os.makedirs(os.path.dirname(self._target), exist_ok=True)
+        conn = sqlite3.connect(self._target)
+        try:
+            _sqlite_opened(conn)
+            had = migrate(conn.cursor(), self.dialect)
+            conn.commit()
+        finally:
+            conn.close()
+        self._migrated(had)
+        return had
+
     def start(self) -> defer.Deferred:
         """Open the database and bring its schema up to date; fires with the version it had."""
         if self._ready is None:
@@ -563,8 +605,9 @@ def _leaderboard(cursor: Any, dialect: _Dialect, game: str, limit: int) -> list[
 class RecordsService(service.Service):
     """Opens the records store when the daemon starts and closes it (after pending stores) when it stops.
 
-    A database that cannot be opened is logged and stops the reactor: the daemon does not run on
-    without the records it was told to keep."""
+    The daemon opens and migrates the database in ``makeService`` (``RecordStore.prepare``), so a bad
+    one stops start-up there; one that fails here anyway (it vanished in between) is logged and stops
+    the reactor: the daemon does not run on without the records it was told to keep."""
 
     name = "records"
 

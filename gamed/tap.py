@@ -268,6 +268,16 @@ def _listen_errors():
         raise SystemExit(f"gamed: cannot start: {e}") from None
 
 
+@contextlib.contextmanager
+def _records_errors():
+    from gamed.records import RecordsError
+
+    try:
+        yield
+    except RecordsError as e:  # before logging has begun: SystemExit prints the one line
+        raise SystemExit(f"gamed: cannot start: {e}") from None
+
+
 def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     """Build the daemon: one service per game that is switched on, each with its listening ports."""
     if reactor is None:
@@ -299,7 +309,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
         records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
         ais = {ai.name: ai for ai in cfg.stratego.ai}
-        combat = CombatService(cfg.limits, reactor, cfg.combat, ais=ais, records_dir=records)
+        combat = CombatService(cfg.limits, reactor, cfg.combat, ais=ais, records_dir=records, hub=hub)
         _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
         _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
         combat.setServiceParent(root)
@@ -312,7 +322,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService
 
-        StrategoService(cfg.stratego, cfg.limits, reactor).setServiceParent(root)
+        StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub).setServiceParent(root)
     if cfg.web.listen:
         from gamed.web.service import WebService
 
@@ -324,15 +334,18 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
 
 def _live_hub(cfg: Config, root: MultiService, reactor):
-    """The daemon's one LiveHub; with records on, its RecordStore opened by a RecordsService that is
-    started first and stopped last (after the games have stored their last matches)."""
+    """The daemon's one LiveHub; with records on, its RecordStore (opened and migrated here, so a
+    database that cannot be used stops start-up with one line and exit status 1) run by a
+    RecordsService that is started first and stopped last (after the games' last stores)."""
     from gamed.observers import LiveHub
 
     store = None
     if cfg.records.database:
         from gamed.records import RecordsService, RecordStore
 
-        store = RecordStore(cfg.records.database, reactor)
+        with _records_errors():
+            store = RecordStore(cfg.records.database, reactor)
+            store.prepare()  # before the reactor runs, so blocking is fine; a bad database stops start-up
         RecordsService(store).setServiceParent(root)
     return LiveHub(reactor, store, linger=cfg.web.linger)
 

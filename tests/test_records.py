@@ -459,3 +459,23 @@ def test_records_service_stops_the_daemon_when_the_database_cannot_be_opened(tmp
         svc.startService()
     assert reactor.stopped == 1
     assert any("cannot open the records database" in e.get("log_format", "") for e in events)
+
+
+@pytest_twisted.ensureDeferred
+async def test_prepare_migrates_synchronously_and_start_then_finds_it_current(tmp_path):
+    store = RecordStore(f"sqlite:{tmp_path / 'p' / 'r.sqlite'}", _reactor())
+    assert store.prepare() == 0
+    assert store.prepare() == SCHEMA_VERSION
+    try:
+        assert await store.start() == SCHEMA_VERSION
+    finally:
+        await store.close()
+
+
+def test_prepare_refuses_what_is_not_a_records_database(tmp_path):
+    (tmp_path / "text.sqlite").write_text("not a database\n")
+    with pytest.raises(RecordsError, match=r"cannot open the records database sqlite:.*text.sqlite: file is not a database"):
+        RecordStore(f"sqlite:{tmp_path / 'text.sqlite'}", _reactor()).prepare()
+    with pytest.raises(RecordsError, match="no records database at"):
+        RecordStore(str(tmp_path / "missing.sqlite"), _reactor(), create=False).prepare()
+    assert not (tmp_path / "missing.sqlite").exists()

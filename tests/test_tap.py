@@ -1,5 +1,9 @@
 """Plugin discovery, command-line options and the TOML config file."""
 
+import contextlib
+import pathlib
+import sqlite3
+
 import pytest
 from twisted.application import strports
 from twisted.application.service import IServiceMaker
@@ -9,6 +13,14 @@ from twisted.python import usage
 
 from gamed import config, tap
 from gamed.config import Config, ConfigError
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _in_a_scratch_directory(tmp_path, monkeypatch):
+    """makeService opens the default records database (./gamed.sqlite): never in the checkout."""
+    monkeypatch.chdir(tmp_path)
 
 
 def options(*argv: str) -> tap.Options:
@@ -110,7 +122,7 @@ def test_bad_config_files_name_the_file_and_the_setting(tmp_path, text, message)
 
 
 def test_shipped_example_config_is_valid_and_matches_the_defaults():
-    assert config.load("etc/gamed.conf.example") == Config()
+    assert config.load(str(ROOT / "etc" / "gamed.conf.example")) == Config()
 
 
 def test_plain_tcp_descriptions_get_a_large_backlog():
@@ -214,3 +226,16 @@ def test_records_on_give_the_hub_a_store_opened_by_the_records_service(tmp_path)
     records = service.getServiceNamed("records")
     assert list(service)[0] is records  # started first, stopped last (after the games' last stores)
     assert service.getServiceNamed("web").hub.store is records.store
+
+
+def test_records_are_migrated_at_start_up_and_a_bad_database_stops_it(tmp_path):
+    database = tmp_path / "m.sqlite"
+    tap.makeService(options("--records", f"sqlite:{database}"), reactor=MemoryReactorClock())
+    with contextlib.closing(sqlite3.connect(database)) as conn:  # migrated before the reactor runs
+        assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] >= 2
+    (tmp_path / "text.sqlite").write_text("not a database\n")
+    for bad, why in (("text.sqlite", "file is not a database"), ("text.sqlite/x/y.sqlite", "Not a directory")):
+        with pytest.raises(SystemExit) as e:
+            tap.makeService(options("--records", f"sqlite:{tmp_path / bad}"), reactor=MemoryReactorClock())
+        assert str(e.value).startswith(f"gamed: cannot start: cannot open the records database sqlite:{tmp_path / bad}: ")
+        assert why in str(e.value)

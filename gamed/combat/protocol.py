@@ -39,6 +39,7 @@ class CombatProtocol(Protocol, TimeoutMixin):
         self._text = b""
         self.clock = service.clock
         self.name = f"player{number}"
+        self.named = False  # True once NAME chose a name: only named players are rated
         self.parser = wire.Parser()
         self.seating: Seating | None = None
         self.closing = False
@@ -116,6 +117,7 @@ class CombatProtocol(Protocol, TimeoutMixin):
         command, args = words[0].upper(), words[1:]
         if command == "NAME" and len(args) == 1 and valid_name(args[0]):
             self.name = args[0]
+            self.named = True
             self._say(f"OK NAME {self.name}")
         elif command == "TABLE" and len(args) in (1, 2) and valid_name(args[0]):
             seats = None

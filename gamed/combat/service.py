@@ -24,7 +24,10 @@ from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
 from gamed.config import AiProgram, CombatConfig, Limits
 from gamed.gameservice import GameService
+from gamed.observers import LiveHub, LiveTable
+from gamed.records import Seat
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
+from gamed.stratego import rules
 from gamed.textline import ConnectionLimits
 
 
@@ -59,6 +62,7 @@ class _Table:
     moves: int = 0
     reason: str = "game over"  # why the game ended, for the record
     recorded: bool = False
+    live: LiveTable | None = None  # its live table (with a hub) once play began
 
 
 class CombatService(GameService):
@@ -75,8 +79,10 @@ class CombatService(GameService):
         rng: random.Random | None = None,
         records_dir: pathlib.Path | None = None,
         ais: dict[str, AiProgram] | None = None,
+        hub: LiveHub | None = None,
     ):
         super().__init__(limits, clock)
+        self.hub = hub
         self.config = config
         self.ais: dict[str, AiProgram] = dict(ais or {})  # computer opponents (COMPUTER <name>)
         self.rng = rng or random.Random()
@@ -202,7 +208,11 @@ class CombatService(GameService):
         if table.state is State.PLAYING and entry.started is None:
             entry.started = _now()
             entry.players = tuple(seat.name for seat in table.seats)
+            if self.hub is not None:
+                entry.live = self._open_table(entry)
         entry.moves += moved
+        if moved and entry.live is not None:
+            self._moved(entry)
         if table.state is State.DONE and not entry.recorded:
             self._record(entry, aborted=False)
         self._tick(entry)
@@ -277,6 +287,9 @@ class CombatService(GameService):
         self._log.info("combat table {table}: seat {seat} loses: {reason}", table=entry.id, seat=seat, reason=reason)
         entry.reason = f"seat {seat} forfeits: {reason}"
         out = entry.table.forfeit(seat, reason)
+        if entry.live is not None and entry.table.state is State.PLAYING:
+            # More than two seats: the game goes on without the seat, whose units left the board.
+            entry.live.moved(seat, "forfeits", rules.spectator_state(entry.table.game), entry.table.turn, self._clocks(entry))
         self.deliver(Seating(entry.table, seat, entry.id), out)
 
     # --- records ---------------------------------------------------------------------------
@@ -299,6 +312,8 @@ class CombatService(GameService):
             "reason": entry.reason,
             "aborted": aborted,
         }
+        if entry.live is not None:
+            self._finish_live(entry, aborted)
         self._log.info(
             "combat table {table} ended ({reason}): winner {winner}, {moves} moves",
             table=entry.id,
@@ -315,6 +330,74 @@ class CombatService(GameService):
                 f.flush()
         except OSError as e:
             self._log.error("could not record combat table {table}: {e}", table=entry.id, e=e)
+
+    # --- spectators (the live hub) --------------------------------------------------------
+
+    def _open_table(self, entry: _Table) -> LiveTable:
+        table = entry.table
+        seats = []
+        for seat, held in enumerate(table.seats):
+            sitter = entry.sitting.get(seat)
+            seats.append(
+                Seat(seat, held.name or f"seat{seat}", rated=bool(getattr(sitter, "named", False)), kind=getattr(sitter, "kind", "player"))
+            )
+        options = table.options
+        info = {
+            "map": options.name,
+            "width": options.width,
+            "height": options.height,
+            "seats": table.number,
+            "options": int(options.options),
+            "flags": [flag.name for flag in rules.Opt if flag and flag in options.options],
+            "army": list(options.army),
+            "move_time": self.config.move_time,
+        }
+        if entry.name is not None and not entry.name.startswith(" "):
+            info["table"] = entry.name
+        return self.hub.open("combat", seats, info, rules.spectator_state(table.game), self._clocks(entry))
+
+    def _moved(self, entry: _Table) -> None:
+        game = entry.table.game
+        result = game.last_result
+        if result is None:
+            return
+        playing = entry.table.state is State.PLAYING
+        entry.live.moved(
+            result.seat,
+            rules.spectator_move(game, result),
+            rules.spectator_state(game),
+            game.turn if playing else None,
+            self._clocks(entry) if playing else None,
+        )
+
+    def _clocks(self, entry: _Table) -> dict | None:
+        if not self.config.move_time:
+            return None
+        turn = entry.table.turn
+        return {seat: (self.config.move_time if seat == turn else None) for seat in range(entry.table.number)}
+
+    def _finish_live(self, entry: _Table, aborted: bool) -> None:
+        """The end for the hub: 1 for the winner, 0 for the others (a forfeiting seat loses); a
+        game nobody won alive is a draw; an aborted or abandoned game is stored unrated."""
+        live, entry.live = entry.live, None
+        table = entry.table
+        game = table.game
+        n = table.number
+        winner = table.winner
+        if aborted or winner is None:
+            scores, reason = (0.0,) * n, entry.reason
+        elif winner < 0:
+            scores, reason = (0.5,) * n, "no seat has a flag and a movable unit"
+        else:
+            scores = tuple(1.0 if seat == winner else 0.0 for seat in range(n))
+            if entry.reason != "game over":
+                reason = entry.reason  # a forfeit
+            elif game is not None and game.last_result is not None and game.last_result.pair is not None and game.last_result.pair[1] == 0:
+                reason = "flag captured"
+            else:
+                reason = "no movable units left"
+        state = rules.spectator_state(game, over=True) if game is not None else None
+        live.finish(scores, reason, state, rated=not aborted)
 
     # --- service ---------------------------------------------------------------------------
 

@@ -432,6 +432,7 @@ class CombatTable:
         for cell, value in enumerate(cells):
             if value != EMPTY and owner_of(value) == seat:
                 cells[cell] = EMPTY
+                game.revealed.discard(cell)
         game.remaining[seat] = [0] * len(game.remaining[seat])
         winner = combat_winner(game.remaining)
         if winner is not None:

@@ -81,6 +81,8 @@ class AiOpponent:
     """A registered UCC AI program seated at a Combat table (seat 1, BLUE)."""
 
     _log = Logger()
+    named = True  # a registered program: rated under its name
+    kind = "program"
 
     def __init__(self, service: CombatService, ai: AiProgram, reactor, options: MatchOptions | None = None):
         self.service = service

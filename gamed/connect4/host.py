@@ -1,6 +1,7 @@
 """The child-process side of a native Connect Four engine (spec connect-four §1-§2).
 
-Run as ``python -m gamed.connect4.host PATH_TO_ENGINE.so``. It loads the library with ctypes,
+Run as ``python -m gamed.connect4.host [--nice N] [--cpus 1,2] PATH_TO_ENGINE.so`` (the options
+lower the host's priority and keep it to some CPUs, so that engine searches leave the daemon room). It loads the library with ctypes,
 declares the ten ``C4_*`` functions and serves them over a tiny line protocol on stdin/stdout, so
 that a crash, a hang or a corrupted heap in the engine only ever takes this process down.
 The daemon side is :mod:`gamed.connect4.native_engine`.
@@ -147,14 +148,31 @@ def serve_line(f: dict, line: str) -> str | None:
     return f"ERR unknown request {cmd[:40]}"
 
 
+def _apply_policy(argv: list[str]) -> list[str]:
+    """Apply ``--nice N`` and ``--cpus N,N...`` (leading options) to this process; the rest."""
+    while len(argv) >= 2 and argv[0] in ("--nice", "--cpus"):
+        option, value, argv = argv[0], argv[1], argv[2:]
+        if option == "--nice":
+            os.nice(int(value))
+        else:
+            cpus = {int(c) for c in value.split(",") if c}
+            os.sched_setaffinity(0, cpus & os.sched_getaffinity(0) or os.sched_getaffinity(0))
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Replies go to a private copy of stdout; the engine's fd 1 becomes stderr.
     out = os.fdopen(os.dup(1), "w", encoding="ascii", errors="replace", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    try:
+        argv = _apply_policy(argv)
+    except (ValueError, OSError) as e:
+        out.write(f"ERR bad host option: {' '.join(str(e).split())}\n")
+        return 2
     if len(argv) != 1:
-        out.write("ERR usage: python -m gamed.connect4.host PATH_TO_ENGINE.so\n")
+        out.write("ERR usage: python -m gamed.connect4.host [--nice N] [--cpus N,N...] PATH_TO_ENGINE.so\n")
         return 2
     try:
         functions = load(argv[0])

@@ -91,6 +91,8 @@ class NativeEngine:
         max_line: int = MAX_LINE,
         python: str | None = None,
         pythonpath: str | None = None,
+        nice: int = 0,
+        cpus: frozenset[int] | None = None,
     ):
         self._reactor = reactor
         self.library = os.path.abspath(library)
@@ -114,7 +116,8 @@ class NativeEngine:
         self._grace_timer = None
         env = minimal_environment({"PYTHONPATH": pythonpath or _PROJECT_ROOT, "PYTHONDONTWRITEBYTECODE": "1"})
         python = python or sys.executable
-        executable, args = leader_command([python, "-m", "gamed.connect4.host", self.library])
+        policy = (["--nice", str(nice)] if nice else []) + (["--cpus", ",".join(map(str, sorted(cpus)))] if cpus else [])
+        executable, args = leader_command([python, "-m", "gamed.connect4.host", *policy, self.library])
         self._transport = reactor.spawnProcess(
             _HostProtocol(self), executable, args, env=env, path=_PROJECT_ROOT, childFDs={0: "w", 1: "r", 2: "r"}
         )

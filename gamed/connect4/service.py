@@ -374,6 +374,21 @@ class Connect4Service(GameService):
     def engines_dir(self) -> str | None:
         return self.config.engines_dir if self.reactor is not None and self.config.engines_dir else None
 
+    @property
+    def host_policy(self) -> dict:
+        """How native engine hosts run: their niceness and CPUs (``engine_nice``, ``engine_cpus``:
+        "auto" keeps them off the first CPU when there are several, so searches leave the
+        daemon a CPU; measured in docs/performance.md)."""
+        spec = self.config.engine_cpus
+        if spec == "all":
+            cpus = None
+        elif spec == "auto":
+            available = sorted(os.sched_getaffinity(0))
+            cpus = frozenset(available[1:]) if len(available) > 1 else None
+        else:
+            cpus = frozenset(int(c) for c in spec.split(","))
+        return {"nice": self.config.engine_nice, "cpus": cpus}
+
     def _folder(self) -> dict[str, tuple]:
         found = {}
         for name, path in registry.native_libraries(self.engines_dir).items():
@@ -462,7 +477,7 @@ class Connect4Service(GameService):
         engine = registry.open_engine(
             self.reactor, info.name, self.engines_dir, think=self.think, rng=self.rng,
             call_timeout=self.config.engine_time, auto_timeout=self.config.engine_time + 1,
-            start_timeout=self.config.engine_time,
+            start_timeout=self.config.engine_time, **self.host_policy,
         )
         self._engines_in_use += 1
         released = []

@@ -260,7 +260,9 @@ class StrategoReferee:
 
     Hooks: ``on_log(line)`` for each log line as it is written (``-o``), ``on_board(referee,
     final)`` before each half-move and at the end (``-p``/``-g``), ``wait_for_operator()`` for
-    ``-t inf`` (a Deferred firing True to go on, False to quit).
+    ``-t inf`` (a Deferred firing True to go on, False to quit), ``on_start(referee)`` once both
+    setups are placed and play begins, ``on_move(referee, side, confirmation)`` after each
+    half-move that was played (the board already updated; a flag capture too, before the end).
     """
 
     _log = Logger()
@@ -274,6 +276,8 @@ class StrategoReferee:
         on_log: Callable[[str], None] = lambda line: None,
         on_board: Callable[[StrategoReferee, bool], None] | None = None,
         wait_for_operator: Callable[[], Deferred] | None = None,
+        on_start: Callable[[StrategoReferee], None] | None = None,
+        on_move: Callable[[StrategoReferee, int, str], None] | None = None,
     ):
         self.seats = (red, blue)
         self.options = options
@@ -284,10 +288,18 @@ class StrategoReferee:
         self.half_moves = 0
         self.log: list[str] = []
         self.revealed: set[int] = set()  # cells whose piece combat has shown
+        self.last: tuple[int, int] | None = None  # the last legal move's (source, target) cells
+        self._on_start = on_start
+        self._on_move = on_move
         self._on_log = on_log
         self._on_board = on_board
         self._wait_for_operator = wait_for_operator
         self.aborted = False
+
+    def spectator_state(self, over: bool = False) -> dict:
+        """The board as spectators may see it (``rules.board_spectator_state``): pieces whose type
+        combat showed, everything when ``over``."""
+        return rules.board_spectator_state(self.board, self.revealed, self.last, over)
 
     def write(self, line: str) -> None:
         self.log.append(line)
@@ -358,6 +370,8 @@ class StrategoReferee:
             raise _End(side, Outcome.BAD_SETUP, bad_setup_reason("BOTH players" if side is None else COLOURS[side]))
         red.start()
         self.turn = 1
+        if self._on_start is not None:
+            self._on_start(self)
         limit = self.options.max_turns
         while True:
             if limit is not None and self.turn >= limit:
@@ -396,6 +410,8 @@ class StrategoReferee:
                 raise _End(side, Outcome.ILLEGAL, timeout_reason(self.options.timeout or 0.0))
             raise _End(side, Outcome.ILLEGAL, UNINTELLIGIBLE)
         confirmation = self._judge(side, reply, prefix)
+        if self._on_move is not None:
+            self._on_move(self, side, confirmation)
         self._attrition(side)
         for s in self.seats:
             s.tell(confirmation)
@@ -419,6 +435,7 @@ class StrategoReferee:
                 raise _End(side, Outcome.ILLEGAL, checked)
             return f"{reply} ILLEGAL"
         source, target = checked
+        self.last = (source, target)
         cells = self.board.cells
         defender = cells[target]
         if defender == rules.EMPTY:
@@ -432,6 +449,8 @@ class StrategoReferee:
             fight = rules.fight_of(rules.attack(a, d, rules.UCC_OPTIONS))
             if fight is Fight.FLAG:
                 self.write(f"{prefix}{reply} VICTORY_FLAG")
+                if self._on_move is not None:
+                    self._on_move(self, side, f"{reply} VICTORY_FLAG")
                 raise _End(side, Outcome.VICTORY, CAPTURED)
             rules.apply_fight(self.board, source, target, fight, capture_flag=False)
             self.revealed.discard(source)

@@ -677,6 +677,11 @@ class CombatGame:
         self.turn = 0
         self.winner: int | None = None
         self.setup_done: set[int] = set()
+        # What spectators may know: cells whose unit's type every seat has been shown in combat
+        # (the mask of ``attack_values`` for a non-seat), and the last move's (source, target).
+        self.revealed: set[int] = set()
+        self.last: tuple[int, int] | None = None
+        self.last_result: MoveResult | None = None  # the last move or attack played
 
     @property
     def over(self) -> bool:
@@ -750,18 +755,36 @@ class CombatGame:
             return MoveResult(MoveKind.ERROR, seat, source, target, code, self.options)
         cells = self.board.cells
         kind, pair, defender = MoveKind.MOVE, None, -1
+        revealed = self.revealed
         if code == Check.MOVE:
             cells[target], cells[source] = cells[source], EMPTY
+            revealed.discard(target)
+            if source in revealed:
+                revealed.discard(source)
+                revealed.add(target)
         else:
             if cells[target] & 0x0F >= U_UNKNOWN:  # impossible on a validated board
                 return MoveResult(MoveKind.ERROR, seat, source, target, CombatError.CRAZY, self.options)
             kind, defender = MoveKind.ATTACK, cells[target] >> 4
             a, d = unit_of(cells[source]), unit_of(cells[target])
             pair = combat_attack(a, d, self.options, rush=code == Check.ATTACK_RUSH, rng=self.rng)
+            shown = attack_values(pair, seat, defender, -1, self.options)
+            was_revealed = (source in revealed, target in revealed)
             apply_combat_attack(self.board, self.remaining, source, target, pair)
+            revealed.discard(source)
+            revealed.discard(target)
+            fa, fd = pair
+            if cells[target] != EMPTY:  # the survivor stands on the target cell
+                if fa < 0:  # the attacker won (or took the flag)
+                    if abs(shown[0]) != U_UNKNOWN or was_revealed[0]:
+                        revealed.add(target)
+                elif abs(shown[1]) != U_UNKNOWN or was_revealed[1]:
+                    revealed.add(target)
+        self.last = (source, target)
         self.turn = 0 if self.turn >= self.seats - 1 else self.turn + 1
         self.winner = combat_winner(self.remaining)
-        return MoveResult(kind, seat, source, target, code, self.options, pair, defender, self.winner)
+        self.last_result = MoveResult(kind, seat, source, target, code, self.options, pair, defender, self.winner)
+        return self.last_result
 
     def view(self, viewer: int | None) -> bytes:
         """The unit bytes ``viewer`` may see (§8); None: the full view."""
@@ -770,3 +793,55 @@ class CombatGame:
     def start_view(self, viewer: int) -> bytes:
         """The view of the syncs at START and after a random setup: full under OPEN_MAP."""
         return combat_view(self.board, None if self.options & Opt.OPEN_MAP else viewer)
+
+
+# --- spectators (the web's live boards and match records) -----------------------------------
+
+UNIT_NAMES = tuple(u.name.lower() for u in UNITS)  # "flag", "bomb", "spy", ... "marshal"
+
+
+def board_spectator_state(
+    board: Board, revealed, last: tuple[int, int] | None = None, show_all: bool = False
+) -> dict:
+    """The JSON-able spectator view of ``board``: ``{"width", "height", "cells", "last"}`` with
+    rows top to bottom, a cell ``None`` (empty), ``"lake"`` (lake or off the map) or ``{"owner":
+    seat, "unit": name | None}``: a unit's name only for a cell in ``revealed`` (its type was shown
+    to every seat in combat) or when ``show_all``. ``last`` is the last move's (source, target)."""
+    layout = board.layout
+    width = layout.width
+    blocked = layout.lakes | layout.offmap
+    cells = board.cells
+    rows = []
+    for y in range(layout.height):
+        row = []
+        for i in range(y * width, (y + 1) * width):
+            c = cells[i]
+            if c != EMPTY:
+                row.append({"owner": c >> 4, "unit": UNIT_NAMES[c & 0x0F] if show_all or i in revealed else None})
+            elif i in blocked:
+                row.append("lake")
+            else:
+                row.append(None)
+        rows.append(row)
+    moved = None if last is None else [list(layout.xy(last[0])), list(layout.xy(last[1]))]
+    return {"width": width, "height": layout.height, "cells": rows, "last": moved}
+
+
+def spectator_state(game: CombatGame, over: bool = False) -> dict:
+    """What spectators of a Combat game may see now: units whose type combat showed every seat;
+    everything under OPEN_MAP, once the game has a winner, or when ``over`` (it ended otherwise)."""
+    show_all = over or game.winner is not None or bool(game.options & Opt.OPEN_MAP)
+    return board_spectator_state(game.board, game.revealed, game.last, show_all)
+
+
+def spectator_move(game: CombatGame, result: MoveResult) -> str:
+    """A move or attack in spectators' words, ``x,y-x,y`` (cells as x,y from the top left), an
+    attack with the units as every seat was shown them (``?`` when hidden) and who survived:
+    ``2,3x2,4 scout>bomb: dies``."""
+    fx, fy = game.layout.xy(result.source)
+    tx, ty = game.layout.xy(result.target)
+    if result.kind is not MoveKind.ATTACK or result.pair is None:
+        return f"{fx},{fy}-{tx},{ty}"
+    shown = attack_values(result.pair, result.seat, result.defender, -1, result.options)
+    a, d = (UNIT_NAMES[abs(v)] if abs(v) < U_UNKNOWN else "?" for v in shown)
+    return f"{fx},{fy}x{tx},{ty} {a}>{d}: {fight_of(result.pair).value}"

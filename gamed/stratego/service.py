@@ -22,8 +22,10 @@ from twisted.logger import Logger
 
 from gamed.config import AiProgram, Limits, StrategoConfig
 from gamed.gameservice import GameService
+from gamed.observers import LiveHub, LiveTable
+from gamed.records import Seat
 from gamed.stratego import tournament
-from gamed.stratego.referee import MatchOptions, MatchResult, StrategoReferee
+from gamed.stratego.referee import COLOURS, MatchOptions, MatchResult, Outcome, StrategoReferee
 
 RESULTS = "results.jsonl"
 
@@ -52,6 +54,21 @@ def read_results(directory: pathlib.Path) -> list[dict]:
     return out
 
 
+def match_scores(result: MatchResult | None) -> tuple[tuple[float, float], bool]:
+    """(RED, BLUE) scores of a match for the records, and whether it is rated: the named side of
+    the result line wins with VICTORY, loses with SURRENDER, ILLEGAL and BAD_SETUP; DRAW and
+    DRAW_DEFAULT are draws; a BOTH result, an internal error or an aborted match is unrated."""
+    if result is None or result.colour not in COLOURS or result.outcome is Outcome.INTERNAL_ERROR:
+        return (0.0, 0.0), False
+    if result.outcome in (Outcome.DRAW, Outcome.DRAW_DEFAULT):
+        return (0.5, 0.5), True
+    named_wins = result.outcome is Outcome.VICTORY
+    side = COLOURS.index(result.colour)
+    scores = [0.0, 0.0]
+    scores[side if named_wins else 1 - side] = 1.0
+    return (scores[0], scores[1]), True
+
+
 def table(directory: pathlib.Path) -> list[str]:
     """The standings of a tournament directory as text lines."""
     games = [r for r in read_results(directory) if not r.get("aborted")]
@@ -71,8 +88,10 @@ class StrategoService(GameService):
         reactor,
         state_dir: pathlib.Path | None = None,
         seat_factory: Callable | None = None,
+        hub: LiveHub | None = None,
     ):
         super().__init__(limits, reactor)
+        self.hub = hub
         self.config = config
         self.reactor = reactor
         self.state_dir = pathlib.Path(state_dir if state_dir is not None else config.state_dir)
@@ -153,7 +172,14 @@ class StrategoService(GameService):
         base = f"{game:04d}-{red.name}.vs.{blue.name}"
         workdirs = [self._workdir(directory, ai, base, side) for side, ai in (("red", red), ("blue", blue))]
         seats = [self._seat(ai, workdir) for ai, workdir in zip((red, blue), workdirs)]
-        referee = StrategoReferee(seats[0], seats[1], match_options(self.config), self.reactor)
+        live: list[LiveTable] = []  # the game's live table once play begins (with a hub)
+        hooks = {}
+        if self.hub is not None:
+            hooks = {
+                "on_start": lambda referee: live.append(self._open_table(referee, red, blue, round_no, game)),
+                "on_move": lambda referee, side, move: live and self._moved(live[0], referee, side, move),
+            }
+        referee = StrategoReferee(seats[0], seats[1], match_options(self.config), self.reactor, **hooks)
         self._running.add(referee)
         try:
             result = await referee.run()
@@ -161,7 +187,10 @@ class StrategoService(GameService):
             self._running.discard(referee)
         logs = directory / "logs"
         lines = referee.log if result is None else result.log  # None: aborted, no result line
-        (logs / f"{base}.log").write_bytes("".join(line + "\n" for line in lines).encode("latin-1", "replace"))
+        log_text = "".join(line + "\n" for line in lines)
+        (logs / f"{base}.log").write_bytes(log_text.encode("latin-1", "replace"))
+        if self.hub is not None:
+            self._finish_table(live, referee, result, red, blue, round_no, game, log_text)
         record = {
             "game": game,
             "round": round_no,
@@ -196,6 +225,46 @@ class StrategoService(GameService):
             result=record["result"] or "aborted",
         )
         return result
+
+    # --- spectators (the live hub) --------------------------------------------------------
+
+    def _open_table(self, referee: StrategoReferee, red: AiProgram, blue: AiProgram, round_no: int, game: int) -> LiveTable:
+        seats = [Seat(0, red.name, rated=True, kind="program"), Seat(1, blue.name, rated=True, kind="program")]
+        options = {
+            "round": round_no,
+            "game": game,
+            "max_turns": self.config.max_turns,
+            "timeout": self.config.timeout or None,
+            "allow_illegal": self.config.allow_illegal,
+        }
+        return self.hub.open("stratego", seats, options, referee.spectator_state(), self._clocks(0))
+
+    def _moved(self, table: LiveTable, referee: StrategoReferee, side: int, move: str) -> None:
+        # The move ends the game (a captured flag, or the other side has nothing left to move):
+        # its state shows every piece, as the end does.
+        over = move.endswith("VICTORY_FLAG") or referee.board.mobile_count(1 - side) == 0
+        try:
+            if over:
+                table.moved(side, move, referee.spectator_state(over=True), None, None)
+            else:
+                table.moved(side, move, referee.spectator_state(), 1 - side, self._clocks(1 - side))
+        except Exception:
+            self._log.failure("stratego: the live table could not take a move")
+
+    def _clocks(self, side: int) -> dict | None:
+        timeout = self.config.timeout or None
+        return None if timeout is None else {s: (timeout if s == side else None) for s in (0, 1)}
+
+    def _finish_table(self, live, referee, result, red, blue, round_no, game, log_text: str) -> None:
+        """The end for the hub (a game that ended during setup gets its table now), with the
+        game's -o log as ``extra["ucc_log"]``."""
+        try:
+            table = live[0] if live else self._open_table(referee, red, blue, round_no, game)
+            scores, rated = match_scores(result)
+            reason = "aborted for shutdown" if result is None else result.reason
+            table.finish(scores, reason, referee.spectator_state(over=True), rated=rated, extra={"ucc_log": log_text})
+        except Exception:
+            self._log.failure("stratego: the live table could not be finished")
 
     def _workdir(self, directory: pathlib.Path, ai: AiProgram, base: str, side: str) -> pathlib.Path:
         if ai.workdir == "persistent":

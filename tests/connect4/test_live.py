@@ -6,30 +6,19 @@ from __future__ import annotations
 
 import random
 
-from twisted.internet import defer
 from twisted.internet.task import Clock
 
 from gamed.config import Limits
 from gamed.connect4 import rules
 from gamed.connect4.service import Connect4Service, Connect4Settings
 from gamed.observers import LiveHub
+from tests.memstore import MemoryStore
 from tests.memclient import Client
-
-
-class Store:
-    """Keeps what the hub stores (the RecordStore API's store())."""
-
-    def __init__(self):
-        self.records = []
-
-    def store(self, record):
-        self.records.append(record)
-        return defer.succeed(len(self.records))
 
 
 def make():
     clock = Clock()
-    store = Store()
+    store = MemoryStore()
     hub = LiveHub(clock, store)
     service = Connect4Service(Connect4Settings(board=False), Limits(), clock, rng=random.Random(3), hub=hub)
     return clock, hub, store, service

@@ -3,28 +3,19 @@ spectator state (walls, warriors, shots), the end stored with per-team scores.""
 
 from __future__ import annotations
 
-from twisted.internet import defer
 from twisted.internet.task import Clock
 
 from gamed.config import FightConfig, Limits
 from gamed.fight import rules
 from gamed.fight.service import FightService
 from gamed.observers import LiveHub
+from tests.memstore import MemoryStore
 from tests.fight.harness import ai, arena
-
-
-class Store:
-    def __init__(self):
-        self.records = []
-
-    def store(self, record):
-        self.records.append(record)
-        return defer.succeed(len(self.records))
 
 
 def make():
     clock = Clock()
-    store = Store()
+    store = MemoryStore()
     hub = LiveHub(clock, store)
     service = FightService(FightConfig(pair_delay=0, gui_interval=0), Limits(), clock, arena(), hub=hub)
     return clock, hub, store, service
@@ -68,7 +59,7 @@ def test_a_game_is_a_live_table_and_a_stored_match():
 
 def test_web_spectators_lag_like_the_gui_observers():
     clock = Clock()
-    hub = LiveHub(clock, Store())
+    hub = LiveHub(clock, MemoryStore())
     service = FightService(FightConfig(pair_delay=0, gui_interval=0, gui_lag=2), Limits(), clock, arena(), hub=hub)
     a, b = ai(service), ai(service)
     a.read(), b.read()

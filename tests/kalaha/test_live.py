@@ -5,30 +5,19 @@ from __future__ import annotations
 
 import random
 
-from twisted.internet import defer
 from twisted.internet.task import Clock
 
 from gamed.config import KalahaConfig, Limits
 from gamed.kalaha import rules
 from gamed.kalaha.service import KalahaService
 from gamed.observers import LiveHub
+from tests.memstore import MemoryStore
 from tests.kalaha.harness import Client, pair
-
-
-class Store:
-    """Keeps what the hub stores (the RecordStore API's store())."""
-
-    def __init__(self):
-        self.records = []
-
-    def store(self, record):
-        self.records.append(record)
-        return defer.succeed(len(self.records))
 
 
 def make(clock=None):
     clock = clock or Clock()
-    store = Store()
+    store = MemoryStore()
     hub = LiveHub(clock, store)
     config = KalahaConfig(pair_delay=0, board=False)
     service = KalahaService(config, Limits(), clock, rng=random.Random(3), hub=hub)

@@ -91,6 +91,8 @@
     if (seat === null || seat === undefined) return "";
     if (game === "kalaha") return KALAHA_SIDES[seat] || String(seat);
     if (game === "fight") return "team " + seat;
+    // Connect Four's protocol numbers its players 0 and 1 (player 0 moves first).
+    if (game === "connect4") return "player " + seat + (seat === 0 ? " (X)" : seat === 1 ? " (O)" : "");
     return "seat " + (seat + 1);
   }
 
@@ -300,7 +302,7 @@
         if (s !== null && s !== undefined) {
           cell.appendChild(el("span", {
             class: "disc seat-" + s, "data-seat": s, role: "img",
-            "aria-label": "seat " + (s + 1) + (win[x + "," + y] ? ", winning line" : ""),
+            "aria-label": "player " + s + (win[x + "," + y] ? ", winning line" : ""),
             text: s === 0 ? "X" : s === 1 ? "O" : String(s + 1)
           }));
         }
@@ -311,7 +313,8 @@
     box.appendChild(grid);
     box.appendChild(el("div", { class: "col-labels", "aria-hidden": "true",
                                 style: "--cols:" + w },
-      Array.apply(null, Array(w)).map(function (_, i) { return el("span", { text: i + 1 }); })));
+      // Columns count from 0, as in the protocol and the move list.
+      Array.apply(null, Array(w)).map(function (_, i) { return el("span", { text: i }); })));
   }
 
   var RENDERERS = {
