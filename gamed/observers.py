@@ -319,7 +319,9 @@ class LiveTable:
                 reason=reason,
                 rated=rated,
                 initial_state=self.initial_state,
-                extra=dict(extra or {}),
+                # The end may show more than the last move did (hidden units revealed, a game
+                # ended by a forfeit or the clock): a replay ends on it.
+                extra={**(extra or {}), **({"final_state": state} if state is not None else {})},
                 table=self.id,
             )
         except Exception:

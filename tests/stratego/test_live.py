@@ -66,10 +66,12 @@ def test_a_game_is_watched_and_stored_with_its_log(tmp_path):
     assert record.moves[3].state["cells"][5][0] is None, "the scout that died is gone"
     game = read_results(done[0])[0]
     log_text = (done[0] / game["log"]).read_text(encoding="latin-1")
-    assert record.extra == {"ucc_log": log_text} and log_text.startswith("./red_ai.py RED SETUP\n")
+    assert record.extra["ucc_log"] == log_text and record.extra["final_state"]["cells"] and log_text.startswith("./red_ai.py RED SETUP\n")
     assert record.reason == "This player has surrendered!"
     final = seen[0].state
     assert all(c["unit"] is not None for row in final["cells"] for c in row if isinstance(c, dict))
+    stored = record.extra["final_state"]  # a replay ends on the whole board
+    assert all(c["unit"] is not None for row in stored["cells"] for c in row if isinstance(c, dict))
     assert not hub.tables
 
 

@@ -643,6 +643,9 @@
       states = [m.initial_state].concat((m.moves || []).map(function (mv) { return mv.state; }));
       // A move without a state (not recorded) shows the last known position.
       for (var i = 1; i < states.length; i++) if (!states[i]) states[i] = states[i - 1];
+      // The end shows what the game revealed when it was over (e.g. every Stratego unit).
+      var last = m.extra && m.extra.final_state;
+      if (last) states[states.length - 1] = last;
       $("game-name").textContent = gameName(m.game);
       $("game-name").setAttribute("href", "ratings.html?game=" + encodeURIComponent(m.game));
       $("played").textContent = formatTime(m.started) + (m.rated === false ? " (unrated)" : "");
