@@ -33,6 +33,7 @@ async def start_daemon():
         fight_gui: str = "none",
         combat: str | None = None,
         connect4: str | None = None,
+        web: str | None = None,
         timeout: float = 20,
     ) -> Daemon:
         ports = [kalaha, fight, fight_gui]
@@ -42,6 +43,9 @@ async def start_daemon():
         if connect4 is not None:
             extra = ("--connect4", connect4, *extra)
             ports.append(connect4)
+        if web is not None:
+            extra = ("--web", web, *extra)
+            ports.append(web)
         daemon = spawn(
             gamed_args(*extra, kalaha=kalaha, fight=fight, fight_gui=fight_gui),
             expect_ports=sum(p != "none" for p in ports),

@@ -1,15 +1,18 @@
 """Starting the daemon for real: help, bad options, busy ports, TLS and systemd socket activation."""
 
 import datetime
+import json
 import os
 import socket
+import ssl as stdlib_ssl
+import urllib.request
 
 import pytest_twisted
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from twisted.internet import endpoints, reactor, ssl
+from twisted.internet import endpoints, reactor, ssl, threads
 
 from gamed import tap
 from tests.integration.support import TWIST, TWISTD, LineClient, child_env, run, spawn, with_timeout
@@ -165,3 +168,18 @@ async def test_a_records_database_that_cannot_be_opened_stops_start_up(tmp_path)
             lines = [line for line in out.splitlines() if line.strip()]
             assert lines == [f"gamed: cannot start: cannot open the records database sqlite:{database}: {why}"], out
     assert not_a_database.read_text() == "these are not the records you are looking for\n"
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_web_site_over_tls(start_daemon, tmp_path):
+    key, cert, cert_pem = self_signed(tmp_path)
+    daemon = await start_daemon(web=f"ssl:0:interface=127.0.0.1:privateKey={key}:certKey={cert}")
+    context = stdlib_ssl.create_default_context(cadata=cert_pem.decode())
+
+    def fetch():
+        with urllib.request.urlopen(f"https://localhost:{daemon.ports['web']}/api/games", context=context, timeout=10) as r:
+            return r.status, json.loads(r.read())
+
+    status, body = await threads.deferToThread(fetch)
+    assert (status, body) == (200, {"games": []})
+    assert "Traceback" not in daemon.text
