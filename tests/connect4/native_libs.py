@@ -84,6 +84,7 @@ VARIANTS = {
     "crash": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY { volatile int *z = 0; *z = 1; abort(); }"),
     "hang": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY { volatile int spin = 1; while (spin) ; }"),
     "garbage": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 99;"),
+    "full": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 0;"),  # column 0, even when full
     "missing": GOOD.replace("int C4_IsTie(void)", "int C4_IsTie_misspelt(void)"),
 }
 

@@ -32,7 +32,7 @@ KNOWN_WIN = ",".join(str(int(c) - 1) for c in "662222576343651642712157")
 @pytest.fixture(scope="module")
 def engines_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("engines")
-    sources = {name: VARIANTS[name] for name in ("good", "crash", "hang", "garbage", "missing")}
+    sources = {name: VARIANTS[name] for name in ("good", "crash", "hang", "garbage", "full", "missing")}
     sources["solver"] = shipped_source("solver.c")
     compile_engines(out, sources)
     return str(out)
@@ -101,7 +101,7 @@ async def test_engines_folder_is_listed(start_daemon, engines_dir):
     while lines[-1] != "ENGINE END":
         lines.append(await client.next_line())
     engines = {line.split()[1]: line for line in lines if line.startswith("ENGINE ") and line != "ENGINE END"}
-    assert sorted(engines) == ["crash", "gamed", "garbage", "good", "hang", "solver"]
+    assert sorted(engines) == ["crash", "full", "gamed", "garbage", "good", "hang", "solver"]
     assert engines["solver"].startswith("ENGINE solver 3 Perfect-play solver")
     assert "LEVEL solver 2 Perfect" in lines and "LEVEL good 1 Hard" in lines
     assert "missing" in daemon.text and "is not offered" in daemon.text  # a symbol is missing: logged, not listed
@@ -146,6 +146,11 @@ async def test_broken_engines_end_only_their_own_games(start_daemon, engines_dir
     assert ends["hang"] == f"ABORT ENGINE the engine failed: the engine did not move within {ENGINE_TIME} s", ends
     assert ends["garbage"].startswith("ABORT ENGINE the engine failed: C4_AutoMove: malformed answer"), ends
     await settle(lambda: not host_processes(engines_dir))  # every host, the hanging one too, is gone
+    # An engine that plays a full column: the person fills column 0 with it, then it is refused.
+    full = await connect(port)
+    full.send("BOARD OFF", "PLAY full:0 SECOND 6x4")
+    line, board, _ = await play_out(full, lambda board: 0 if board.can_drop(0) else board.legal_columns()[0])
+    assert line == "ABORT ENGINE the engine failed: the engine played 0: column 0 is full", line
     # The daemon still serves: a new game against the good engine starts.
     again = await connect(port)
     again.send("PLAY good:0")
