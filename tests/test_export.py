@@ -11,6 +11,9 @@ import pytest_twisted
 
 from gamed.records import MatchRecord, Move, RecordStore, Seat, record_from_json
 
+# Real subprocesses and the real reactor: run with the integration tests (make integration).
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 

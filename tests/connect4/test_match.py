@@ -17,6 +17,9 @@ from twisted.internet import defer, reactor
 from gamed.connect4.match import A, B, play_match
 from gamed.connect4.registry import discover_engines, open_engine, run_inline
 
+# Real subprocesses and the real reactor: run with the integration tests (make integration).
+pytestmark = pytest.mark.integration
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 WAIT = 15.0

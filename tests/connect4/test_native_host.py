@@ -13,6 +13,9 @@ from twisted.internet import defer, reactor, task
 from gamed.connect4.native_engine import EngineFailed, NativeEngine
 from tests.connect4.native_libs import VARIANTS, compile_engines
 
+# Real subprocesses and the real reactor: run with the integration tests (make integration).
+pytestmark = pytest.mark.integration
+
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,9 @@ from gamed.stratego.cli import parse_arguments
 from gamed.stratego.referee import BLUE, RED, StrategoReferee
 from tests.stratego.scripted import BLUE_DEFAULT, RED_DEFAULT, ScriptedSeat
 
+# Real subprocesses and the real reactor: run with the integration tests (make integration).
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RANDOM_AI = ROOT / "examples" / "stratego" / "random_ai.py"
 

@@ -27,7 +27,7 @@ from gamed.stratego.referee import MatchOptions, Outcome, StrategoReferee, parse
 from gamed.stratego.seats import replay_seats
 from tests.stratego.programs import compile_fast_ai
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+pytestmark = [pytest.mark.integration, pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "stratego"
 RANDOM_AI = EXAMPLES / "random_ai.py"

@@ -15,6 +15,9 @@ from gamed.config import AiProgram, Limits, StrategoConfig
 from gamed.stratego.service import StrategoService, read_results, table
 from tests.stratego.programs import compile_fast_ai
 
+# Real subprocesses and the real reactor: run with the integration tests (make integration).
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RANDOM_AI = ROOT / "examples" / "stratego" / "random_ai.py"
 

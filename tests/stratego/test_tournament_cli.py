@@ -12,6 +12,9 @@ import pytest
 from gamed.stratego import tournament_cli
 from tests.stratego.programs import compile_fast_ai
 
+# Real subprocesses and the real reactor: run with the integration tests (make integration).
+pytestmark = pytest.mark.integration
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
