@@ -183,6 +183,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE seats ADD COLUMN rating_after DOUBLE PRECISION",
     ),
 )
+
+# The game types a match can be of (MatchRecord.game), as the web API and the pages name them.
+GAME_TYPES = ("kalaha", "fight", "combat", "stratego", "connect4")
+
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

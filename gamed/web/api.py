@@ -21,6 +21,7 @@ from twisted.web import resource, server, static
 from zope.interface import implementer
 
 from gamed.observers import ILiveViewer, LiveHub, event_frame
+from gamed.records import GAME_TYPES
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_LIMIT = 500  # matches or ratings in one answer
@@ -193,6 +194,8 @@ class ApiResource(resource.Resource):
             case ["matches"]:
                 limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
                 game = _str_arg(request, "game")
+                if game and game not in GAME_TYPES:
+                    raise _BadRequest(f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
                 if self.store is None:
                     return write_json(request, {"matches": []})
                 return self._later(request, self.store.recent(limit, game), lambda m: {"matches": m})
@@ -203,6 +206,8 @@ class ApiResource(resource.Resource):
                     return _not_found(request, f"no match {match_id} (no records are kept)")
                 return self._later(request, self.store.match(int(match_id)), lambda m: m, f"no match {match_id}")
             case ["ratings", game]:
+                if game not in GAME_TYPES:
+                    return _not_found(request, f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
                 limit = _int_arg(request, "limit", 100, 1, MAX_LIMIT)
                 if self.store is None:
                     return write_json(request, {"game": game, "ratings": []})

@@ -81,6 +81,7 @@ async def test_games_list_and_table(site):
         ("/api/matches/x", "no match x"),
         ("/api/frobnicate", "no such resource: /api/frobnicate"),
         ("/nonexistent.html", "no such page"),
+        ("/api/ratings/chess", "no game type chess; known: kalaha, fight, combat, stratego, connect4"),
     ],
 )
 @pytest_twisted.ensureDeferred
@@ -93,6 +94,8 @@ async def test_unknown_things_are_json_404s(site, path, message):
 async def test_bad_query_is_a_json_400(site):
     code, body = await get_json(site.url + "/api/matches?limit=lots")
     assert code == 400 and "limit must be a whole number" in body["error"]
+    code, body = await get_json(site.url + "/api/matches?game=chess")
+    assert code == 400 and body["error"].startswith("no game type chess; known: kalaha")
 
 
 @pytest_twisted.ensureDeferred
