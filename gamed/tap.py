@@ -338,9 +338,12 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 def _live_hub(cfg: Config, root: MultiService, reactor):
     """The daemon's one LiveHub; with records on, its RecordStore (opened and migrated here, so a
     database that cannot be used stops start-up with one line and exit status 1) run by a
-    RecordsService that is started first and stopped last (after the games' last stores)."""
+    RecordsService that is started first and stopped last (after the games' last stores). None
+    when there is neither a web site nor records: then no game builds spectator states at all."""
     from gamed.observers import LiveHub
 
+    if not cfg.web.listen and not cfg.records.database:
+        return None
     store = None
     if cfg.records.database:
         from gamed.records import RecordsService, RecordStore

@@ -239,3 +239,10 @@ def test_records_are_migrated_at_start_up_and_a_bad_database_stops_it(tmp_path):
             tap.makeService(options("--records", f"sqlite:{tmp_path / bad}"), reactor=MemoryReactorClock())
         assert str(e.value).startswith(f"gamed: cannot start: cannot open the records database sqlite:{tmp_path / bad}: ")
         assert why in str(e.value)
+
+
+def test_without_web_and_records_no_game_feeds_a_hub():
+    service = tap.makeService(options("--web", "none", "--records", "none"), reactor=MemoryReactorClock())
+    assert all(service.getServiceNamed(name).hub is None for name in ("kalaha", "fight", "combat", "connect4"))
+    service = tap.makeService(options("--records", "none"), reactor=MemoryReactorClock())
+    assert service.getServiceNamed("kalaha").hub is service.getServiceNamed("connect4").hub is not None
