@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import collections
 import errno
+import heapq
 import os
 import random
 import select
@@ -236,6 +237,9 @@ class LoadGen:
         self.measuring = False
         self.n_seated = self.n_held = 0
         self.seed = args.seed * 1_000_003
+        self.think = args.think  # seconds a bot waits before each move (0 = at once: saturation)
+        self.due: list[tuple[float, int, Bot]] = []  # (when, tie-breaker, bot): moves after thinking
+        self._ticket = 0
         self.games_ended = self.stuck = self.lost = self.errors = 0
         self.game_lengths: list[int] = []
         self.error_samples: list[str] = []
@@ -338,7 +342,11 @@ class LoadGen:
             now = perf()
             if now >= end:
                 return False
-            for fd, ev in poll(min(0.05, end - now)):
+            due = self.due
+            while due and due[0][0] <= now:
+                self.play(heapq.heappop(due)[2])
+            wait = min(0.05, end - now, due[0][0] - now if due else 0.05)
+            for fd, ev in poll(max(wait, 0.0)):
                 bot = conns.get(fd)
                 if bot is None:
                     continue
@@ -491,7 +499,11 @@ class LoadGen:
                 self.lat.append(now - bot.t_sent)
         bot.turn = 0 if bot.turn >= bot.seats - 1 else bot.turn + 1
         bot.tried.clear()
-        self.play(bot)
+        if self.think and bot.turn == bot.seat:
+            self._ticket += 1
+            heapq.heappush(self.due, (perf() + self.think, self._ticket, bot))
+        else:
+            self.play(bot)
 
     def on_move(self, bot: Bot, source: int, target: int, now: float) -> None:
         if source < 0:  # error form: code, seat of the sender
@@ -598,7 +610,8 @@ def report(results: dict) -> list:
     )
     print(
         f"\n{r['games']} concurrent 2-seat games (random bots, Default map), {a['window']:g} s window after "
-        f"{a['warmup']:g} s of play; latency = REQ_MOVE sent -> its MSG_MOVE/MSG_ATTACK at the mover"
+        f"{a['warmup']:g} s of play; latency = REQ_MOVE sent -> its MSG_MOVE/MSG_ATTACK at the mover; "
+        + (f"bots think {a['think'] * 1000:g} ms per move" if a.get("think") else "bots answer at once (saturation)")
     )
     print(f"  {r['rate']:,.0f} moves/s over all games ({r['rate'] / r['games']:.1f} per game), {r['refused']} moves refused")
     print(
@@ -642,6 +655,8 @@ def parse_args(argv=None):
     p.add_argument("--window", type=float, default=10.0, help="measured seconds [%(default)s]")
     p.add_argument("--warmup", type=float, default=2.0, help="seconds of play before the window [%(default)s]")
     p.add_argument("--seed", type=int, default=1, help="seed of the bots' random choices [%(default)s]")
+    p.add_argument("--think", type=float, default=0.0,
+                   help="seconds a bot thinks before each move; 0 = answer at once, saturating the daemon [%(default)s]")
     p.add_argument("--profile", action="store_true", help="sample the daemon with py-spy during the window")
     p.add_argument("--profile-native", action="store_true", help="with --profile: C frames too")
     p.add_argument("--profile-top", type=int, default=25, help="functions listed per profile [%(default)s]")
