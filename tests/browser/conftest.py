@@ -130,13 +130,15 @@ class Site:
 
 @pytest.fixture(scope="session")
 def site(browser, tmp_path_factory):
-    """One daemon for the browser tests: Kalaha, Virtual Fight, the web site, records in SQLite."""
+    """One daemon for the browser tests: Kalaha, Virtual Fight, Connect Four (built-in engines), the
+    web site, records in SQLite."""
     if not TWISTD or not pathlib.Path(TWISTD).exists():
         pytest.fail(f"{TWISTD} is missing")
     records = tmp_path_factory.mktemp("records") / "gamed.sqlite"
     args = gamed_args(
         "--web", LOOPBACK, "--records", str(records), "--max-per-peer", "0", "--line-rate", "0",
         "--kalaha-move-time", "0", "--fight-turn-time", "20",
+        "--connect4", LOOPBACK, "--connect4-engines", "", "--connect4-move-time", "0",
         kalaha=LOOPBACK, fight=LOOPBACK, fight_gui="none",
     )
     proc = subprocess.Popen(
@@ -152,13 +154,13 @@ def site(browser, tmp_path_factory):
             output.append(line)
             for m in _LISTENING.finditer(line.encode()):
                 ports[m[1].decode()] = int(m[2])
-            if {"web", "kalaha", "fight"} <= ports.keys():
+            if {"web", "kalaha", "fight", "connect4"} <= ports.keys():
                 ready.set()
         ready.set()
 
     threading.Thread(target=read, daemon=True).start()
     try:
-        if not ready.wait(20) or proc.poll() is not None or not {"web", "kalaha", "fight"} <= ports.keys():
+        if not ready.wait(20) or proc.poll() is not None or not {"web", "kalaha", "fight", "connect4"} <= ports.keys():
             pytest.fail(f"the daemon did not start listening (ports {ports}):\n{''.join(output)}", pytrace=False)
         yield Site(proc, ports, output)
     finally:

@@ -1,0 +1,46 @@
+"""The board page of a running Connect Four game follows the game move by move and marks the
+winning line at the end."""
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.browser.conftest import screenshot, wait_for
+from tests.browser.players import find_table
+
+pytestmark = pytest.mark.integration
+
+_READ = """
+const discs = {};
+document.querySelectorAll('#board .cell').forEach(c => {
+  const d = c.querySelector('.disc');
+  if (d) discs[c.dataset.x + ',' + c.dataset.y] = Number(d.dataset.seat);
+});
+const win = Array.from(document.querySelectorAll('#board .cell.win')).map(c => c.dataset.x + ',' + c.dataset.y);
+return {discs: discs, win: win.sort(), moves: document.querySelectorAll('#moves li').length};
+"""
+
+
+def test_the_board_of_a_running_connect4_game_updates_and_marks_the_win(site, page, connect):
+    alice, bob = connect("connect4"), connect("connect4")
+    alice.send("NAME carla", "BOARD OFF", "TABLE c4web")
+    bob.send("NAME dimitri", "BOARD OFF", "TABLE c4web")
+    alice.expect("START")
+    bob.expect("START")
+    table_id = find_table(site, "connect4", "carla", "dimitri")
+    page.get(f"{site.url}/game.html?id={table_id}")
+    wait_for(page, lambda d: d.execute_script(_READ)["moves"] == 0 and d.find_elements(By.CSS_SELECTOR, "#board .cell"),
+             "the empty board")
+    assert len(page.find_elements(By.CSS_SELECTOR, "#board .cell")) == 7 * 6
+    played = {}
+    for n, (player, column) in enumerate([(alice, 0), (bob, 1), (alice, 0), (bob, 1), (alice, 0), (bob, 1), (alice, 0)], 1):
+        player.expect("YOURMOVE")
+        player.send(str(column))
+        row = sum(1 for (x, _) in played if x == column)
+        played[(column, row)] = (n - 1) % 2
+        expected = {f"{x},{y}": seat for (x, y), seat in played.items()}
+        wait_for(page, lambda d: d.execute_script(_READ)["discs"] == expected, f"move {n} on the board")
+    wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
+    board = page.execute_script(_READ)
+    assert board["win"] == ["0,0", "0,1", "0,2", "0,3"] and board["moves"] == 7
+    assert "carla won" in page.find_element(By.ID, "result").text
+    screenshot(page, "connect4-board-won")
