@@ -248,7 +248,9 @@ class LiveTable:
         self.state = state
         self.clocks = _clocks(clocks)
         self.to_move: int | None = state.get("to_move") if isinstance(state, dict) else None
-        self.moves: list = []  # gamed.records.Move, in order
+        self.moves: list = []  # gamed.records.Move, in order (the first hub.max_moves of them)
+        self.turn = 0  # moves made, kept or not
+        self.not_kept = 0  # moves past hub.max_moves: streamed live, not kept for the record
         self.started = hub.clock.seconds()
         self.ended: float | None = None
         self.result: dict | None = None
@@ -265,8 +267,12 @@ class LiveTable:
         """One move (or one resolved simultaneous turn) and the spectator state after it."""
         if self.result is not None:
             return
-        record = self.hub.records.Move(len(self.moves) + 1, seat, move, round(self.hub.clock.seconds() - self.started, 3), state)
-        self.moves.append(record)
+        self.turn += 1
+        record = self.hub.records.Move(self.turn, seat, move, round(self.hub.clock.seconds() - self.started, 3), state)
+        if len(self.moves) < self.hub.max_moves:
+            self.moves.append(record)
+        else:  # an endless game must not grow without bound: keep counting, stop keeping
+            self.not_kept += 1
         self.state = state
         self.to_move = to_move
         if clocks is not None:
@@ -321,7 +327,11 @@ class LiveTable:
                 initial_state=self.initial_state,
                 # The end may show more than the last move did (hidden units revealed, a game
                 # ended by a forfeit or the clock): a replay ends on it.
-                extra={**(extra or {}), **({"final_state": state} if state is not None else {})},
+                extra={
+                    **(extra or {}),
+                    **({"final_state": state} if state is not None else {}),
+                    **({"moves_not_kept": self.not_kept} if self.not_kept else {}),
+                },
                 table=self.id,
             )
         except Exception:
@@ -379,7 +389,7 @@ class LiveTable:
             "id": self.id,
             "game": self.game,
             "players": self._players,
-            "turn": len(self.moves),
+            "turn": self.turn,
             "to_move": self.to_move,
             "spectators": len(self.viewers),
             "started": self.started,
@@ -414,7 +424,9 @@ class LiveHub:
 
     _log = Logger()
 
-    def __init__(self, clock: IReactorTime, store=None, linger: float = 60.0, coalesce: float = 0.5):
+    def __init__(
+        self, clock: IReactorTime, store=None, linger: float = 60.0, coalesce: float = 0.5, max_moves: int = 20_000
+    ):
         # Imported here: the text observers above must not depend on the records module.
         from gamed import records
 
@@ -423,6 +435,7 @@ class LiveHub:
         self.store = store
         self.linger = linger
         self.coalesce = coalesce
+        self.max_moves = max_moves  # moves kept per table (with their states) for late viewers and the record
         self.tables: dict[str, LiveTable] = {}  # running tables by id, oldest first
         self.ended: dict[str, LiveTable] = {}  # finished tables, kept for ``linger`` seconds
         self.list_viewers: set[ILiveViewer] = set()

@@ -204,3 +204,20 @@ def test_removed_viewers_get_nothing_more():
     table.remove(viewer)
     table.moved(0, "A1", state(1), 1)
     assert [n for n, _ in viewer.events] == ["snapshot"] and table.summary()["spectators"] == 0
+
+
+def test_an_endless_game_keeps_at_most_max_moves():
+    clock = task.Clock()
+    store = Store()
+    hub = LiveHub(clock, store, max_moves=3)
+    table = hub.open("combat", SEATS, {}, state(0))
+    viewer = Viewer()
+    table.add(viewer)
+    for n in range(1, 6):
+        table.moved(n % 2, f"m{n}", state(n), 1 - n % 2)
+    assert [m.n for m in table.moves] == [1, 2, 3] and table.summary()["turn"] == 5
+    assert [d["n"] for name, d in viewer.events if name == "move"] == [1, 2, 3, 4, 5]  # live: every move
+    table.finish((0.5, 0.5), "draw", state(6))
+    (record,) = store.records
+    assert [m.move for m in record.moves] == ["m1", "m2", "m3"] and record.extra["moves_not_kept"] == 2
+    assert record.extra["final_state"] == state(6)

@@ -800,6 +800,19 @@ class CombatGame:
 UNIT_NAMES = tuple(u.name.lower() for u in UNITS)  # "flag", "bomb", "spy", ... "marshal"
 
 
+_CELL_VIEWS: dict[tuple[int, str | None], dict] = {}
+
+
+def _cell_view(owner: int, unit: str | None) -> dict:
+    """The one ``{"owner", "unit"}`` dict for that pair, shared by every state (read-only): a game's
+    states are kept for its whole length (live tables, records), and sharing the few distinct
+    cells makes each state about ten times smaller."""
+    view = _CELL_VIEWS.get((owner, unit))
+    if view is None:
+        view = _CELL_VIEWS[(owner, unit)] = {"owner": owner, "unit": unit}
+    return view
+
+
 def board_spectator_state(
     board: Board, revealed, last: tuple[int, int] | None = None, show_all: bool = False
 ) -> dict:
@@ -817,7 +830,7 @@ def board_spectator_state(
         for i in range(y * width, (y + 1) * width):
             c = cells[i]
             if c != EMPTY:
-                row.append({"owner": c >> 4, "unit": UNIT_NAMES[c & 0x0F] if show_all or i in revealed else None})
+                row.append(_cell_view(c >> 4, UNIT_NAMES[c & 0x0F] if show_all or i in revealed else None))
             elif i in blocked:
                 row.append("lake")
             else:
