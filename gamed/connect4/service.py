@@ -474,11 +474,17 @@ class Connect4Service(GameService):
             raise ParseError(Code.BAD_LEVEL, f"engine {info.name} has levels 0..{len(info.levels) - 1}")
         if self.config.engine_games and self._engines_in_use >= self.config.engine_games:
             raise ParseError(Code.BUSY, f"all {self.config.engine_games} engine seats are busy; try again later")
-        engine = registry.open_engine(
-            self.reactor, info.name, self.engines_dir, think=self.think, rng=self.rng,
-            call_timeout=self.config.engine_time, auto_timeout=self.config.engine_time + 1,
-            start_timeout=self.config.engine_time, **self.host_policy,
-        )
+        try:
+            engine = registry.open_engine(
+                self.reactor, info.name, self.engines_dir, think=self.think, rng=self.rng,
+                call_timeout=self.config.engine_time, auto_timeout=self.config.engine_time + 1,
+                start_timeout=self.config.engine_time, **self.host_policy,
+            )
+        except registry.UnknownEngine:  # removed from the folder since it was listed
+            raise ParseError(Code.UNKNOWN_ENGINE, f"engine {info.name} is no longer installed") from None
+        except OSError as e:  # the host process could not be started
+            self._log.error("cannot start connect4 engine {name}: {e}", name=info.name, e=e)
+            raise ParseError(Code.ENGINE_FAILED, f"engine {info.name} failed to start: {e.strerror or e}") from None
         self._engines_in_use += 1
         released = []
 

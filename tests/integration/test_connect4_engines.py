@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -212,3 +213,25 @@ async def test_games_and_match_games_are_recorded(start_daemon, engines_dir, tmp
         for move in m["moves"]:
             board.drop(int(move["move"]))
         assert board.is_over() and m["moves"][-1]["state"]["cells"] == rules.spectator_state(board)["cells"]
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_engine_removed_after_it_was_listed_is_refused_cleanly(start_daemon, engines_dir, tmp_path):
+    folder = tmp_path / "engines"
+    (folder / "brief").mkdir(parents=True)
+    (folder / "brief" / "engine.so").write_bytes((pathlib.Path(engines_dir) / "good" / "engine.so").read_bytes())
+    daemon = await start_daemon("--connect4-engines", str(folder), kalaha="none", connect4=LOOPBACK)
+    client = await connect(daemon.ports["connect4"])
+    client.send("ENGINES")
+    assert (await client.expect("ENGINE", timeout=15)).startswith("ENGINE gamed ")
+    assert (await client.expect("ENGINE")).startswith("ENGINE brief ")
+    (folder / "brief" / "engine.so").unlink()
+    client.send("PLAY brief:0")
+    line = await client.expect("ERROR")
+    assert line.startswith("ERROR 405 no engine brief"), line  # the folder is rescanned: it is gone
+    # A new library dropped in appears without a restart.
+    (folder / "late").mkdir()
+    (folder / "late" / "engine.so").write_bytes((pathlib.Path(engines_dir) / "good" / "engine.so").read_bytes())
+    client.send("PLAY late:1 SECOND 5x4")
+    assert (await client.expect("START", timeout=15)) == "START 1 1 5x4 late:1"
+    assert "Traceback" not in daemon.text
