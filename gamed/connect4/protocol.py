@@ -13,12 +13,13 @@ from twisted.python.failure import Failure
 
 from gamed.names import valid_name
 from gamed.connect4 import wire
+from gamed.connect4.game import Connect4Game, GameError
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import PlayerFactory
 from gamed.textline import TextLineProtocol
 
 if TYPE_CHECKING:
-    from gamed.connect4.service import Connect4Game, Connect4Service
+    from gamed.connect4.service import Connect4Service
 
 
 class Connect4Protocol(TextLineProtocol):
@@ -149,8 +150,6 @@ class Connect4Protocol(TextLineProtocol):
             self.send_lines([f"WAIT waiting for an opponent{f' at table {table}' if table else ''}"])
 
     def _move(self, args: list[str]) -> None:
-        from gamed.connect4.service import GameError
-
         if len(args) != 1:
             raise ParseError(Code.BAD_ARGUMENTS, "usage: MOVE <column>, e.g. MOVE 3 or just 3")
         game = self.game

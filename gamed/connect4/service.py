@@ -1,8 +1,8 @@
-"""The Connect Four network service: one game object for two seats, the engine seat, and the
-service owning the lobby, the running games and the connections.
+"""The Connect Four network service: the lobby, the engines (built-in and the engines folder),
+engine games and matches, the running games (``gamed.connect4.game``) and the connections.
 
 Its settings are the ``[connect4]`` section (``gamed.config.Connect4Config``); the daemon serves
-it where ``--connect4`` says (off by default while Connect Four is being completed).
+it where ``--connect4`` says (``tcp:4700`` by default).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
@@ -19,281 +19,18 @@ from twisted.logger import Logger
 
 from gamed.config import Connect4Config, Limits
 from gamed.connect4 import engines as c4engines
-from gamed.connect4 import registry, wire
-from gamed.connect4 import rules
+from gamed.connect4 import registry, rules, wire
+from gamed.connect4.game import Connect4Game, EnginePlayer
 from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import GameService
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
 from gamed.records import Seat
-from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.textline import ConnectionLimits, WriteBatch
-
-Think = Callable[[Callable[[], int]], Deferred]
-
-
-def run_inline(work: Callable[[], int]) -> Deferred:
-    """Run an engine's search at once (unit tests; the daemon passes a thread-pool runner)."""
-    return defer.maybeDeferred(work)
-
 
 # The service's settings are the [connect4] section of the configuration.
 Connect4Settings = Connect4Config
-
-
-class GameError(Exception):
-    """A move refused by the game; ``code`` is the protocol error code."""
-
-    def __init__(self, code: Code, text: str):
-        super().__init__(text)
-        self.code = code
-
-
-class Connect4Game:
-    """One game between ``players[0]`` (moves first) and ``players[1]``.
-
-    Players are told everything through ``game_started(game, player)``,
-    ``position_changed(game, move)`` (move is ``(player, column, row)`` or None at the start),
-    ``your_move(game, seconds)`` and ``game_ended(game)`` (then ``game.reason``, ``game.winner``,
-    ``game.culprit`` and ``game.board.win_line`` tell how).
-    """
-
-    _log = Logger()
-
-    def __init__(
-        self,
-        game_id: int,
-        players: dict[int, object],
-        board: Board,
-        clock: IReactorTime,
-        move_time: float | None = 60.0,
-        strikes: int = 3,
-        on_end: Callable[[Connect4Game], None] = lambda game: None,
-        on_move: Callable[[Connect4Game, int, int, int], None] | None = None,
-    ):
-        self.id = game_id
-        self.players = dict(players)
-        self.names = {p: player.name for p, player in self.players.items()}
-        self.board = board
-        self.clock = clock
-        self.move_time = move_time or None
-        self.strike_limit = strikes
-        self.strikes = {0: 0, 1: 0}
-        self.reason: Reason | None = None
-        self.winner: int | None = None
-        self.culprit: int | None = None
-        self.detail = ""
-        self._on_end = on_end
-        self._on_move = on_move
-        self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
-
-    @property
-    def over(self) -> bool:
-        return self.reason is not None
-
-    @property
-    def aborted(self) -> bool:
-        return self.reason in wire.ABORTS
-
-    def player_of(self, seat: object) -> int:
-        for p, player in self.players.items():
-            if player is seat:
-                return p
-        raise KeyError(seat)
-
-    def remaining(self) -> float | None:
-        return self._turns.remaining()
-
-    def start(self) -> None:
-        self._log.info("connect4 game {game} started: {a} vs {b}", game=self.id, a=self.names[0], b=self.names[1])
-        for p, player in self.players.items():
-            player.game_started(self, p)
-        for player in self.players.values():
-            player.position_changed(self, None)
-        self._open_turn()
-
-    def move(self, seat: object, column: int) -> None:
-        """Drop ``seat``'s stone in ``column``; GameError when refused (the caller strikes)."""
-        p = self.player_of(seat)
-        if self.over:
-            raise GameError(Code.NOT_NOW, "the game is over")
-        if p != self.board.to_move or not self._turns.is_open_for(p):
-            raise GameError(Code.NOT_YOUR_TURN, "it is not your move")
-        if not 0 <= column < self.board.width:
-            raise GameError(Code.BAD_COLUMN, f"column {column} is not on the board (0..{self.board.width - 1})")
-        if not self.board.can_drop(column):
-            raise GameError(Code.COLUMN_FULL, f"column {column} is full")
-        try:
-            self._turns.submit(p, column)
-        except TurnClosed:
-            raise GameError(Code.NOT_NOW, "too late: the time for your move ran out") from None
-
-    def strike(self, seat: object) -> None:
-        """Count a protocol error by ``seat``; enough of them lose the game."""
-        if self.over:
-            return
-        p = self.player_of(seat)
-        self.strikes[p] += 1
-        if self.strike_limit and self.strikes[p] >= self.strike_limit:
-            self._end(Reason.STRIKES, winner=other(p), culprit=p)
-        elif p == self.board.to_move:
-            seat.your_move(self, self._turns.remaining())
-
-    def resign(self, seat: object) -> None:
-        if not self.over:
-            p = self.player_of(seat)
-            self._end(Reason.RESIGN, winner=other(p), culprit=p)
-
-    def leave(self, seat: object) -> None:
-        if not self.over:
-            self._end(Reason.DISCONNECT, winner=None, culprit=self.player_of(seat))
-
-    def abort(self, reason: Reason = Reason.SHUTDOWN, seat: object | None = None, detail: str = "") -> None:
-        """End the game without a result; ``detail`` says why (e.g. what the engine did)."""
-        if not self.over:
-            self.detail = detail
-            self._end(reason, winner=None, culprit=None if seat is None else self.player_of(seat))
-
-    def _open_turn(self) -> None:
-        p = self.board.to_move
-        self._turns.open([p])
-        self.players[p].your_move(self, self._turns.remaining())
-
-    def _turn_closed(self, turn: Turn) -> None:
-        if self.over:
-            return
-        p = next(iter(turn.seats))
-        if turn.timed_out:
-            self._end(Reason.TIMEOUT, winner=other(p), culprit=p)
-            return
-        column = turn.actions[p][-1]
-        try:
-            row = self.board.drop(column)
-        except IllegalMove:  # pragma: no cover - checked in move()
-            self._end(Reason.STRIKES, winner=other(p), culprit=p)
-            return
-        if self._on_move is not None:
-            self._on_move(self, p, column, row)
-        for player in self.players.values():
-            player.position_changed(self, (p, column, row))
-        if self.board.winner is not None:
-            self._end(Reason.FOUR, winner=self.board.winner, culprit=None)
-        elif self.board.is_full():
-            self._end(Reason.FULL, winner=None, culprit=None)
-        else:
-            self._open_turn()
-
-    def _end(self, reason: Reason, winner: int | None, culprit: int | None) -> None:
-        self._turns.stop()
-        self.reason, self.winner, self.culprit = reason, winner, culprit
-        self._log.info(
-            "connect4 game {game} ended: {reason}, winner {winner}, {moves} moves",
-            game=self.id,
-            reason=reason.value,
-            winner="none" if winner is None else self.names[winner],
-            moves=len(self.board.moves),
-        )
-        for player in self.players.values():
-            player.game_ended(self)
-        self._on_end(self)
-
-
-class EnginePlayer:
-    """An engine in a seat, driven through the asynchronous facade (``registry.AsyncEngine``).
-
-    The engine keeps its own copy of the game (the interface is stateful): it is told the
-    opponent's moves, asked for its own with a time budget of ``engine_time`` seconds, and its
-    move is played from the clock, never inside a call from the game. A failure, a refusal, an
-    illegal answer or a search past the budget aborts the game (``ENGINE``) with the reason. When
-    the game ends the engine is ended and closed; a search still running is cancelled (a native
-    engine's host process is killed)."""
-
-    _log = Logger()
-
-    def __init__(self, info, engine, level: int, clock: IReactorTime, engine_time: float):
-        self.info = info
-        self.engine = engine
-        self.level = level
-        self.name = f"{info.name}:{level}"
-        self.level_name = info.levels[level]
-        self._clock = clock
-        self._engine_time = engine_time
-        self._thinking: Deferred | None = None
-        self._closed = False
-
-    def game_started(self, game: Connect4Game, player: int) -> None:
-        self.player = player
-
-    def position_changed(self, game: Connect4Game, move) -> None:
-        if move is None or move[0] == self.player or game.over:
-            return
-        d = self.engine.play_move(move[0], move[1])
-
-        def told(ok):
-            if ok is not True and not game.over:
-                self._fail(game, f"the engine refused the legal move {move[1]}")
-
-        d.addCallbacks(told, lambda f: self._fail(game, _why(f)))
-
-    def your_move(self, game: Connect4Game, seconds: float | None) -> None:
-        if self._thinking is not None or game.over:
-            return  # a strike re-prompt while the search runs
-        d = self._thinking = self.engine.auto_move(self.player, self.level)
-        d.addTimeout(self._engine_time, self._clock)
-
-        def chosen(column):
-            self._thinking = None
-            self._clock.callLater(0, self._play, game, column)
-
-        def failed(f):
-            self._thinking = None
-            if f.check(defer.TimeoutError):
-                why = f"the engine did not move within {self._engine_time:g} s"
-            else:
-                why = _why(f)
-            self._fail(game, why)
-
-        d.addCallbacks(chosen, failed)
-
-    def _fail(self, game: Connect4Game, why: str) -> None:
-        if game.over:
-            return
-        self._log.warn("engine {engine} failed in connect4 game {game}: {why}", engine=self.name, game=game.id, why=why)
-        self._clock.callLater(0, game.abort, Reason.ENGINE, self, why)
-
-    def _play(self, game: Connect4Game, column) -> None:
-        if game.over:
-            return
-        if not isinstance(column, int) or column < 0:
-            self._fail(game, f"the engine gave no move ({column!r})")
-            return
-        try:
-            game.move(self, column)
-        except GameError as e:
-            self._fail(game, f"the engine played {column}: {e}")
-
-    def game_ended(self, game: Connect4Game) -> None:
-        self.close()
-
-    def close(self) -> Deferred:
-        """End the engine's game and release it; a search still running is cancelled."""
-        if self._closed:
-            return defer.succeed(None)
-        self._closed = True
-        if self._thinking is not None:
-            self._thinking.cancel()
-            return self.engine.abort()
-        d = self.engine.end_game()
-        d.addErrback(lambda f: None)
-        d.addBoth(lambda _: self.engine.close())
-        return d
-
-
-def _why(failure) -> str:
-    """The reason in an engine failure: EngineFailed's, else the exception's text."""
-    value = failure.value
-    return getattr(value, "reason", None) or f"{type(value).__name__}: {value}"
 
 
 class _MatchTable:
@@ -329,7 +66,7 @@ class Connect4Service(GameService):
         limits: Limits,
         clock: IReactorTime,
         rng: random.Random | None = None,
-        think: Think = run_inline,
+        think: registry.Think = registry.run_inline,
         reactor=None,
         hub: LiveHub | None = None,
     ):
