@@ -15,6 +15,7 @@ count, with a reason line for the client and a log entry.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from twisted.internet.interfaces import IAddress, IReactorTime
 from twisted.internet.protocol import Factory, Protocol
@@ -24,6 +25,7 @@ from twisted.protocols.policies import TimeoutMixin, WrappingFactory
 from twisted.python.failure import Failure
 
 from gamed.config import Limits
+from gamed.textwire import ParseError
 
 _IAC = 0xFF
 _TELNET_OPTION_VERBS = {0xFB, 0xFC, 0xFD, 0xFE}  # WILL WONT DO DONT take an option byte
@@ -377,6 +379,65 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         if self._reading_paused and "rate" not in self._paused and not self.closing:
             self._reading_paused = False
             self.transport.resumeProducing()
+
+
+class CommandProtocol(TextLineProtocol):
+    """A text protocol of command lines (Kalaha, Connect Four): the first word names a command,
+    handled by ``_COMMANDS[word](self, args)``; every refusal is ``ERROR <code> <text>`` and, while
+    the connection's game runs, a strike (the text says which one of how many).
+
+    Subclasses set ``wire`` (the game's codec: ``parse``, ``error``, ``seconds``, ``Code`` with
+    ``UNKNOWN_COMMAND``, ``LINE_TOO_LONG``, ``NOT_TEXT``, ``INTERNAL``), ``_COMMANDS``, ``game`` (the
+    running game or None: ``over``, ``strike_limit``, ``strikes``, ``strike(player)``) and
+    ``seat_in(game)`` (the key of this player in ``game.strikes``)."""
+
+    wire: Any
+    _COMMANDS: dict[str, Callable[[Any, list[str]], None]] = {}
+    game: Any = None
+
+    def seat_in(self, game: Any) -> Any:
+        raise NotImplementedError
+
+    def on_idle(self) -> None:
+        self.close("idle timeout", [f"BYE nothing happened for {self.wire.seconds(self.limits.idle_timeout)} s"])
+
+    def on_line_too_long(self) -> None:
+        self._error(self.wire.Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
+
+    def on_garbage(self) -> None:
+        self._error(self.wire.Code.NOT_TEXT, "not ASCII text")
+
+    def on_internal_error(self) -> None:
+        self.send_lines([self.wire.error(self.wire.Code.INTERNAL, "internal error; it has been logged")])
+
+    def on_line(self, text: str) -> None:
+        command, args = self.wire.parse(text)
+        handler = self._COMMANDS.get(command)
+        if handler is None:
+            self._error(self.wire.Code.UNKNOWN_COMMAND, f"unknown command {command[:20]}; type HELP")
+            return
+        try:
+            handler(self, args)
+        except ParseError as e:
+            self._error(e.code, str(e))
+
+    def _help(self, args: list[str]) -> None:
+        self.send_lines(self.wire.help_lines())
+
+    def _ping(self, args: list[str]) -> None:
+        self.send_lines(["PONG"])
+
+    def _error(self, code: int, text: str) -> None:
+        """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
+        game = self.game
+        if game is None or game.over:
+            self.send_lines([self.wire.error(code, text)])
+            return
+        limit = game.strike_limit
+        if limit:
+            text = f"{text}; strike {game.strikes[self.seat_in(game)] + 1} of {limit}"
+        self.send_lines([self.wire.error(code, text)])
+        game.strike(self)
 
 
 class _Refusal(Protocol):

@@ -16,16 +16,17 @@ from gamed.connect4 import wire
 from gamed.connect4.game import Connect4Game, GameError
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import PlayerFactory
-from gamed.textline import TextLineProtocol
+from gamed.textline import CommandProtocol
 
 if TYPE_CHECKING:
     from gamed.connect4.service import Connect4Service
 
 
-class Connect4Protocol(TextLineProtocol):
+class Connect4Protocol(CommandProtocol):
     """A player connected over TCP (a person with telnet/nc or a program)."""
 
     _log = Logger()
+    wire = wire
 
     def __init__(self, service: Connect4Service, number: int):
         super().__init__(service.limits, service.clock, service.batch)
@@ -54,42 +55,13 @@ class Connect4Protocol(TextLineProtocol):
         if self.match is not None:
             self.match.stop("the player who started it left")
 
-    def on_idle(self) -> None:
-        self.close("idle timeout", [f"BYE nothing happened for {wire.seconds(self.limits.idle_timeout)} s"])
-
-    def on_line_too_long(self) -> None:
-        self._error(Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
-
-    def on_garbage(self) -> None:
-        self._error(Code.NOT_TEXT, "not ASCII text")
-
-    def on_internal_error(self) -> None:
-        self.send_lines([wire.error(Code.INTERNAL, "internal error; it has been logged")])
-
     def shutdown(self) -> None:
         if self.match is not None:
             self.match.stop("the server is shutting down")
         if self.game is None or self.game.over:
             self.close("server shutdown", [wire.abort(Reason.SHUTDOWN, "the server is shutting down"), "BYE"])
 
-    def on_line(self, text: str) -> None:
-        command, args = wire.parse(text)
-        handler = self._COMMANDS.get(command)
-        if handler is None:
-            self._error(Code.UNKNOWN_COMMAND, f"unknown command {command[:20]}; type HELP")
-            return
-        try:
-            handler(self, args)
-        except ParseError as e:
-            self._error(e.code, str(e))
-
     # --- commands --------------------------------------------------------------------------
-
-    def _help(self, args: list[str]) -> None:
-        self.send_lines(wire.help_lines())
-
-    def _ping(self, args: list[str]) -> None:
-        self.send_lines(["PONG"])
 
     def _name(self, args: list[str]) -> None:
         if len(args) != 1 or not valid_name(args[0]):
@@ -189,7 +161,7 @@ class Connect4Protocol(TextLineProtocol):
             self.close("client quit", ["BYE"])
 
     _COMMANDS = {
-        "HELP": _help,
+        "HELP": CommandProtocol._help,
         "NAME": _name,
         "ENGINES": _engines,
         "PLAY": _play,
@@ -198,7 +170,7 @@ class Connect4Protocol(TextLineProtocol):
         "MOVE": _move,
         "BOARD": _board,
         "RESIGN": _resign,
-        "PING": _ping,
+        "PING": CommandProtocol._ping,
         "QUIT": _quit,
     }
 
@@ -210,17 +182,8 @@ class Connect4Protocol(TextLineProtocol):
         if self.starting:
             raise ParseError(Code.NOT_NOW, "your engines are still starting")
 
-    def _error(self, code: Code, text: str) -> None:
-        """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
-        game = self.game
-        if game is None or game.over:
-            self.send_lines([wire.error(code, text)])
-            return
-        limit = game.strike_limit
-        if limit:
-            text = f"{text}; strike {game.strikes[game.player_of(self)] + 1} of {limit}"
-        self.send_lines([wire.error(code, text)])
-        game.strike(self)
+    def seat_in(self, game: Connect4Game) -> int:
+        return game.player_of(self)
 
     # --- the game's calls ------------------------------------------------------------------
 

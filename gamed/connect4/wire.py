@@ -10,12 +10,16 @@ the optional drawing is sent as ``PICTURE`` lines.
 from __future__ import annotations
 
 import enum
-import math
 import re
 
-from gamed import __version__
+from gamed import __version__, textwire
 from gamed.names import valid_name
 from gamed.connect4.rules import MAX_SIZE, MIN_SIZE, Board, IllegalMove
+
+# Shared with the other text command protocols (gamed.textwire).
+ParseError = textwire.ParseError
+error = textwire.error
+seconds = textwire.seconds
 
 PROTOCOL = "CONNECT4/1"
 SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
@@ -77,14 +81,6 @@ COMMANDS = (
     ("PING", "", "answered PONG"),
     ("QUIT", "", "leave (resigns a running game)"),
 )
-
-
-class ParseError(ValueError):
-    """A command's arguments are wrong; ``code`` is the error code to send."""
-
-    def __init__(self, code: Code, text: str):
-        super().__init__(text)
-        self.code = code
 
 
 def parse(text: str) -> tuple[str, list[str]]:
@@ -224,16 +220,12 @@ def hello() -> str:
     return f"HELLO {PROTOCOL} gamed/{__version__}"
 
 
-def error(code: Code, text: str) -> str:
-    return f"ERROR {int(code)} {text}"
-
-
 def refusal(why: str) -> bytes:
-    return (error(Code.SERVER_FULL, why) + "\r\n").encode("ascii")
+    return textwire.refusal(Code.SERVER_FULL, why)
 
 
 def help_lines() -> list[str]:
-    return [f"HELP {c:<8} {a:<40} {t}".rstrip() for c, a, t in COMMANDS] + ["HELP END"]
+    return textwire.help_lines(COMMANDS, 40)
 
 
 def engine_lines(engines: list[tuple[str, str, list[str]]]) -> list[str]:
@@ -281,9 +273,3 @@ def result(me: int, winner: int | None, reason: Reason, line: tuple[int, int, in
 
 def abort(reason: Reason, text: str) -> str:
     return f"ABORT {reason.value} {text}"
-
-
-def seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return str(math.ceil(round(value, 3)))

@@ -19,17 +19,18 @@ from gamed.kalaha.rules import A, B, IllegalMove, Move, Outcome, other
 from gamed.kalaha.wire import Code
 from gamed.gameservice import PlayerFactory
 from gamed.lobby import LobbyError
-from gamed.textline import TextLineProtocol
+from gamed.textline import CommandProtocol
 
 if TYPE_CHECKING:
     from gamed.kalaha.service import KalahaService
 
 
 @implementer(IKalahaPlayer)
-class KalahaProtocol(TextLineProtocol):
+class KalahaProtocol(CommandProtocol):
     """A player connected over TCP (a person with telnet/nc or a program)."""
 
     _log = Logger()
+    wire = wire
 
     def __init__(self, service: KalahaService, number: int):
         super().__init__(service.limits, service.clock, service.batch)
@@ -62,38 +63,12 @@ class KalahaProtocol(TextLineProtocol):
             self._log.info("{name} ({peer}) left game {game}", name=self.name, peer=self.peer, game=self.game.id)
             self.game.leave(self)
 
-    def on_idle(self) -> None:
-        self.close("idle timeout", [f"BYE nothing happened for {wire.seconds(self.limits.idle_timeout)} s"])
-
-    def on_line_too_long(self) -> None:
-        self._error(Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
-
-    def on_garbage(self) -> None:
-        self._error(Code.NOT_TEXT, "not ASCII text")
-
-    def on_internal_error(self) -> None:
-        self.send_lines([wire.error(Code.INTERNAL, "internal error; it has been logged")])
-
     def shutdown(self) -> None:
         """The server is stopping: a waiting player is told so and disconnected."""
         if self.game is None or self.game.over:
             self.close("server shutdown", ["ABORT SHUTDOWN the server is shutting down", "BYE"])
 
-    def on_line(self, text: str) -> None:
-        command, args = wire.parse(text)
-        handler = self._COMMANDS.get(command)
-        if handler is None:
-            self._error(Code.UNKNOWN_COMMAND, f"unknown command {command[:20]}; type HELP")
-        else:
-            handler(self, args)
-
     # --- commands --------------------------------------------------------------------------
-
-    def _help(self, args: list[str]) -> None:
-        self.send_lines(wire.help_lines())
-
-    def _ping(self, args: list[str]) -> None:
-        self.send_lines(["PONG"])
 
     def _name(self, args: list[str]) -> None:
         if len(args) != 1 or not valid_name(args[0]):
@@ -188,7 +163,7 @@ class KalahaProtocol(TextLineProtocol):
     # A class-level table of plain functions: bound methods stored on the instance would make
     # every connection a reference cycle that only the cyclic garbage collector can free.
     _COMMANDS = {
-        "HELP": _help,
+        "HELP": CommandProtocol._help,
         "NAME": _name,
         "TABLE": _table,
         "MEET": _meet,
@@ -198,7 +173,7 @@ class KalahaProtocol(TextLineProtocol):
         "BOARD": _board,
         "POSITION": _position,
         "RESIGN": _resign,
-        "PING": _ping,
+        "PING": CommandProtocol._ping,
         "QUIT": _quit,
     }
 
@@ -231,19 +206,8 @@ class KalahaProtocol(TextLineProtocol):
         if self.game is None:
             self.send_lines([f"WAIT waiting {what}"])
 
-    # --- errors ----------------------------------------------------------------------------
-
-    def _error(self, code: Code, text: str) -> None:
-        """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
-        game = self.game
-        if game is None or game.over:
-            self.send_lines([wire.error(code, text)])
-            return
-        limit = game.strike_limit
-        if limit:
-            text = f"{text}; strike {game.strikes[game.side_of(self)] + 1} of {limit}"
-        self.send_lines([wire.error(code, text)])
-        game.strike(self)
+    def seat_in(self, game: KalahaGame) -> str:
+        return game.side_of(self)
 
     # --- IKalahaPlayer ---------------------------------------------------------------------
 

@@ -7,11 +7,14 @@ session that the tests replay, in ``docs/protocols/kalaha.md``.
 from __future__ import annotations
 
 import enum
-import math
 import re
 
-from gamed import __version__
+from gamed import __version__, textwire
 from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
+
+# Shared with the other text command protocols (gamed.textwire).
+error = textwire.error
+seconds = textwire.seconds
 
 PROTOCOL = "KALAHA/1"
 
@@ -78,13 +81,9 @@ def hello() -> str:
     return f"HELLO {PROTOCOL} gamed/{__version__}"
 
 
-def error(code: Code, text: str) -> str:
-    return f"ERROR {int(code)} {text}"
-
-
 def refusal(why: str) -> bytes:
     """What a connection the server refuses (too many connections) receives before it is closed."""
-    return (error(Code.SERVER_FULL, why) + "\r\n").encode("ascii")
+    return textwire.refusal(Code.SERVER_FULL, why)
 
 
 def start(game_id: int, side: str, opponent: str) -> str:
@@ -130,9 +129,7 @@ def game_over(
 
 
 def help_lines() -> list[str]:
-    lines = [f"HELP {cmd:<8} {args:<16} {text}".rstrip() for cmd, args, text in COMMANDS]
-    lines.append("HELP END")
-    return lines
+    return textwire.help_lines(COMMANDS, 16)
 
 
 def position(pos: Position) -> str:
@@ -171,10 +168,3 @@ def board(pos: Position) -> list[str]:
         f"BOARD     +{rule}+",
         "BOARD" + " " * 12 + "A1  A2  A3  A4  A5  A6",
     ]
-
-
-def seconds(value: float | None) -> str:
-    """A time limit as whole seconds rounded up (``-`` for none)."""
-    if value is None:
-        return "-"
-    return str(math.ceil(round(value, 3)))  # round first: 119.99 - 59.99 is 60.000000000000014

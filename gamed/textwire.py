@@ -1,0 +1,38 @@
+"""What the text command protocols (Kalaha, Connect Four) write alike, as pure functions: ``ERROR
+<code> <text>`` lines, the refusal of a connection, the ``HELP`` list, whole seconds, and the
+``ParseError`` a command's parser raises. Each game's ``wire`` module has its own codes and words."""
+
+from __future__ import annotations
+
+import math
+
+
+class ParseError(ValueError):
+    """A command's arguments are wrong; ``code`` is the error code to send."""
+
+    def __init__(self, code: int, text: str):
+        super().__init__(text)
+        self.code = code
+
+
+def error(code: int, text: str) -> str:
+    """``ERROR <code> <text>``."""
+    return f"ERROR {int(code)} {text}"
+
+
+def refusal(code: int, why: str) -> bytes:
+    """What a connection the server refuses (too many connections) receives before it is closed."""
+    return (error(code, why) + "\r\n").encode("ascii")
+
+
+def help_lines(commands, width: int) -> list[str]:
+    """``HELP <command> <arguments> <text>`` per ``(command, arguments, text)``, the arguments
+    padded to ``width``, then ``HELP END``."""
+    return [f"HELP {cmd:<8} {args:<{width}} {text}".rstrip() for cmd, args, text in commands] + ["HELP END"]
+
+
+def seconds(value: float | None) -> str:
+    """A time limit as whole seconds rounded up (``-`` for none)."""
+    if value is None:
+        return "-"
+    return str(math.ceil(round(value, 3)))  # round first: 119.99 - 59.99 is 60.000000000000014
