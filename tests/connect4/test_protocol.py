@@ -275,3 +275,38 @@ def test_match_errors():
     assert codes(c.read()) == [401, 405, 406, 401, 401, 407, 401]
     c.send("PLAY gamed:2", "MATCH gamed gamed")
     assert codes(c.read()) == [404]
+
+
+def test_engine_seats_are_limited():
+    service = make_service(engine_games=1)
+    first = greeted(service)
+    first.send("PLAY gamed:1")
+    assert first.read()[0].startswith("START ")
+    second = greeted(service)
+    second.send("PLAY gamed:1", "MATCH gamed gamed")
+    assert codes(second.read()) == [409, 409]
+    first.send("RESIGN")
+    first.read()
+    second.send("PLAY gamed:1")
+    assert second.read()[0].startswith("START ")  # the seat was given back
+
+
+class _BrokenEngine(__import__("gamed.connect4.engines", fromlist=["GamedEngine"]).GamedEngine):
+    """The built-in engine, except that it cannot start a game."""
+
+    def new_game(self, width, height):
+        raise RuntimeError("out of memory")
+
+
+def test_an_engine_that_cannot_start_is_error_408(monkeypatch):
+    from gamed.connect4 import engines
+
+    monkeypatch.setitem(engines._REGISTRY, "broken", _BrokenEngine)
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY broken:0")
+    lines = c.read()
+    assert lines == ["ERROR 408 engine broken failed to start: out of memory"], lines
+    assert not service.games and service.engine_seats == 0
+    c.send("PLAY gamed:0")
+    assert c.read()[0].startswith("START ")
