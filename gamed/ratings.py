@@ -16,6 +16,14 @@ K = 32.0
 WIN, DRAW, LOSS = "win", "draw", "loss"
 
 
+def winner_scores(seats: int, winner: int | None) -> tuple[float, ...]:
+    """The scores of a match that one seat won (1 for it, 0 for the others) or nobody did
+    (``winner`` None: a draw, 0.5 each)."""
+    if winner is None:
+        return (0.5,) * seats
+    return tuple(1.0 if seat == winner else 0.0 for seat in range(seats))
+
+
 def expected(rating: float, opponent: float) -> float:
     """The score (0..1) Elo expects of a player rated ``rating`` against one rated ``opponent``."""
     return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / 400.0))

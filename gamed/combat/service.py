@@ -28,6 +28,7 @@ from gamed.observers import LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.stratego import rules
+from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits
 
 
@@ -387,9 +388,9 @@ class CombatService(GameService):
         if aborted or winner is None:
             scores, reason = (0.0,) * n, entry.reason
         elif winner < 0:
-            scores, reason = (0.5,) * n, "no seat has a flag and a movable unit"
+            scores, reason = winner_scores(n, None), "no seat has a flag and a movable unit"
         else:
-            scores = tuple(1.0 if seat == winner else 0.0 for seat in range(n))
+            scores = winner_scores(n, winner)
             if entry.reason != "game over":
                 reason = entry.reason  # a forfeit
             elif game is not None and game.last_result is not None and game.last_result.pair is not None and game.last_result.pair[1] == 0:

@@ -27,6 +27,7 @@ from gamed.gameservice import GameService
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
 from gamed.records import Seat
+from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits, WriteBatch
 
 # The service's settings are the [connect4] section of the configuration.
@@ -44,7 +45,7 @@ class _MatchTable:
         self.table.moved(player, str(column), rules.spectator_state(board), to_move)
 
     def ended(self, board: Board, winner: int | None, reason: str, counted: bool) -> None:
-        scores = (0.5, 0.5) if winner is None else ((1.0, 0.0) if winner == 0 else (0.0, 1.0))
+        scores = winner_scores(2, winner)
         self.table.finish(scores if counted else (0.0, 0.0), reason, rules.spectator_state(board), rated=counted)
 
 
@@ -373,7 +374,7 @@ class Connect4Service(GameService):
             if game.aborted:
                 scores = (0.0, 0.0)
             else:
-                scores = (0.5, 0.5) if game.winner is None else ((1.0, 0.0) if game.winner == 0 else (0.0, 1.0))
+                scores = winner_scores(2, game.winner)
             reason = game.reason.value.lower() + (f": {game.detail}" if game.detail else "")
             table.finish(scores, reason, rules.spectator_state(game.board), rated=not game.aborted)
 

@@ -24,6 +24,7 @@ from gamed.kalaha.rules import A, B, Move, Outcome, Reason, other
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
 from gamed.records import Seat
+from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits, WriteBatch
 
 
@@ -108,7 +109,7 @@ class KalahaService(GameService):
             if outcome.aborted:
                 scores = (0.0, 0.0)
             else:
-                scores = (0.5, 0.5) if outcome.winner is None else ((1.0, 0.0) if outcome.winner == A else (0.0, 1.0))
+                scores = winner_scores(2, None if outcome.winner is None else rules.SIDES.index(outcome.winner))
             state = rules.spectator_state(outcome.position, over=True)
             table.finish(scores, outcome.reason.value.lower(), state, rated=not outcome.aborted)
 
