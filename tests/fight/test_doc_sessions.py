@@ -11,7 +11,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from gamed.config import FightConfig
-from tests.docsessions import DOCS, sessions
+from tests.docsessions import DOCS, replay_in_memory, sessions
 from tests.fight.harness import Client, ai, gui, make_service
 
 SESSIONS = sessions("virtual-fight.md")
@@ -47,43 +47,18 @@ def _next_timer(clock: Clock) -> None:
 def test_session_replays_exactly(session):
     clock = Clock()
     service = make_service(clock, **SETTINGS)
-    clients: dict[str, Client] = {}
-    pending: dict[str, list[str]] = {}
     received: dict[str, bytes] = {}
 
-    def client(name: str) -> Client:
-        if name not in clients:
-            clients[name] = gui(service) if name in OBSERVERS else ai(service)
-            pending[name] = []
-            received[name] = b""
-        return clients[name]
+    def connect(name: str) -> Client:
+        received[name] = b""
+        return gui(service) if name in OBSERVERS else ai(service)
 
-    def take(name: str) -> None:
-        """Move what ``name`` received into its pending lines (and its byte record)."""
-        received[name] += clients[name].transport.value()
-        pending[name].extend(clients[name].read())
+    def read(name: str, client: Client) -> list[str]:
+        """The lines ``name`` received, also kept as bytes."""
+        received[name] += client.transport.value()
+        return client.read()
 
-    for n, step in enumerate(session.steps, 1):
-        c = client(step.client)
-        if step.kind == ">":
-            assert not c.lost, f"step {n}: {step.client} is closed"
-            c.send(step.text)
-        elif step.kind == "<":
-            timers = 0
-            while True:
-                take(step.client)
-                if pending[step.client] or timers == MAX_TIMERS:
-                    break
-                _next_timer(clock)
-                timers += 1
-            assert pending[step.client], f"step {n}: {step.client} expected {step.text!r}, got nothing"
-            got = pending[step.client].pop(0)
-            assert got == step.text, f"step {n}"
-        else:
-            take(step.client)
-            assert pending[step.client] == [] and c.lost, f"step {n}: {step.client} should be closed"
+    clients = replay_in_memory(session, connect, lambda: _next_timer(clock), max_waits=MAX_TIMERS, read=read)
     for name in clients:
-        take(name)
-        assert pending[name] == [], f"{name} received lines the session does not show"
         shown = "".join(f"{st.text}\r\n" for st in session.steps if st.client == name and st.kind == "<")
         assert received[name] == shown.encode("ascii"), f"{name}: the bytes differ from the document"

@@ -7,7 +7,7 @@ tests/integration/test_kalaha_daemon.py.
 import pytest
 from twisted.internet.task import Clock
 
-from tests.docsessions import sessions
+from tests.docsessions import replay_in_memory, sessions
 from tests.kalaha.harness import Client, make_service
 
 SESSIONS = sessions("kalaha.md")
@@ -25,32 +25,5 @@ def test_the_document_has_its_sessions():
 def test_session_replays_exactly(session):
     clock = Clock()
     service = make_service(clock, pair_delay=0.5, board=True)
-    clients: dict[str, Client] = {}
-    pending: dict[str, list[str]] = {}
-
-    def client(name):
-        if name not in clients:
-            clients[name] = Client(service)
-            pending[name] = []
-        return clients[name]
-
-    for n, step in enumerate(session.steps, 1):
-        c = client(step.client)
-        if step.kind == ">":
-            c.send(step.text)
-        elif step.kind == "<":
-            waited = 0
-            while not pending[step.client] and waited < 20:
-                pending[step.client].extend(c.read())
-                if not pending[step.client]:
-                    clock.advance(0.5)  # only the pair delay passes in the examples
-                    waited += 1
-            assert pending[step.client], f"step {n}: {step.client} expected {step.text!r}, got nothing"
-            got = pending[step.client].pop(0)
-            assert got == step.text, f"step {n}"
-        else:
-            pending[step.client].extend(c.read())
-            assert pending[step.client] == [] and c.lost, f"step {n}: {step.client} should be closed"
-    for name, c in clients.items():
-        pending[name].extend(c.read())
-        assert pending[name] == [], f"{name} received lines the session does not show"
+    # Only the pair delay passes in the examples.
+    replay_in_memory(session, lambda name: Client(service), lambda: clock.advance(0.5))
