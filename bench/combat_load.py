@@ -62,8 +62,9 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     set_priority,
     start_profiler,
     stop_all,
-    work_tree_version,
     ports_only,
+    gamed_version,
+    import_work_tree,
 )
 
 sys.path.insert(1, str(ROOT))
@@ -674,14 +675,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     exit_on_sigterm()
     pinned = choose_cpus(args)
-    os.environ["PYTHONPATH"] = os.pathsep.join(x for x in (str(ROOT), os.environ.get("PYTHONPATH")) if x)
+    import_work_tree()
     results: dict = {"machine": {}, "args": {}}
     args.logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     t_start = perf()
 
     def body() -> int:
-        code = lambda: work_tree_version("gamed", f"PYTHONPATH={ROOT}")  # noqa: E731
-        results["machine"] = machine(code())
+        results["machine"] = machine(gamed_version())
         raise_nofile(2 * args.games + 200)
         if pinned:
             os.sched_setaffinity(0, {args.client_cpu})
@@ -691,7 +691,7 @@ def main(argv=None) -> int:
         r = results["load"] = load_phase(args)
         if r["moves"] == 0:
             raise BenchError("no move was played in the window")
-        note_code_change(results["machine"], code())
+        note_code_change(results["machine"], gamed_version())
         return finish(results, report(results), t_start, args.json)
 
     return guarded("combat_load", body, lambda: stop_all(args.logdir, args.keep_logs, "daemon"))

@@ -438,6 +438,18 @@ def work_tree_version(tree: str, runs: str) -> str:
     )
 
 
+def import_work_tree() -> None:
+    """Make the daemons and helper processes started from here import the work tree's gamed (and its
+    twisted/plugins), not the copy installed in the venv."""
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+
+
+def gamed_version() -> str:
+    """The gamed a daemon started after ``import_work_tree()`` runs: its commit, uncommitted gamed/
+    files, and a hash of gamed/'s sources."""
+    return work_tree_version("gamed", f"PYTHONPATH={ROOT}")
+
+
 def note_code_change(machine_info: dict, code_now: str) -> None:
     """Record ``code_now`` as code_at_end when its source hash differs from the one at the start."""
     if code_now.rsplit("sha1 ", 1)[1] != machine_info["code"].rsplit("sha1 ", 1)[1]:
@@ -467,6 +479,30 @@ def print_targets(verdicts: list[tuple[str, bool | None, str]]) -> None:
         print("\nTargets")
         for text, ok, value in verdicts:
             print(f"  {'MET    ' if ok else 'NOT MET'}  {text}: {value}")
+
+
+def warn_if_disturbed(
+    other_cpu,
+    measured: str | None = None,
+    during: str = "",
+    priority: str | None = "--nice -10 (or chrt -f 10 in front of the command)",
+    threshold: float = 0.25,
+) -> None:
+    """Warn when programs other than the measured ones took ``threshold`` of a CPU or more.
+
+    ``other_cpu``: the 'other' CPU share (CPUs) of each window or phase; ``measured``: who was measured
+    ("neither <measured>"), else "other programs"; ``during``: when (" during a phase");
+    ``priority``: how to run with priority over the others, or None when the bench cannot.
+    """
+    worst = max(other_cpu, default=0.0)
+    if worst < threshold:
+        return
+    who = f"neither {measured}" if measured else "other programs"
+    advice = f", or with {priority} to take priority over them" if priority else ""
+    print(
+        f"\nWARNING: up to {worst:.0%} of a CPU went to {who}{during} (column 'other': other programs, or "
+        f"interrupt work charged to no process); they disturbed the figures. Run again on an idle machine{advice}."
+    )
 
 
 def finish(results: dict, verdicts: list[tuple[str, bool | None, str]], t_start: float, json_path: str | None) -> int:

@@ -56,7 +56,9 @@ from common import (
     set_priority,
     stop_all,
     wait_quiet,
-    work_tree_version,
+    warn_if_disturbed,
+    gamed_version,
+    import_work_tree,
 )
 from kalaha_load import BOT, EPOLLIN, EPOLLOUT, Conn, LoadGen, Slot, free_port, start_games
 
@@ -68,12 +70,6 @@ SOLVER_GAMES = 2
 
 
 # --- the daemon and its engine hosts ---------------------------------------------------------
-
-
-def code_version() -> str:
-    """The daemon and its engine hosts run the work tree (PYTHONPATH=.): its commit, uncommitted
-    gamed/ files, and a hash of gamed/'s sources."""
-    return work_tree_version("gamed", f"PYTHONPATH={ROOT}")
 
 
 def daemon(args) -> Server:
@@ -500,12 +496,10 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
             )
         )
     print_targets(verdicts)
-    noisy = max((r["other_cpu"] for r in phases.values()), default=0.0)
-    if noisy >= 0.25:
-        print(
-            f"\nWARNING: up to {noisy:.0%} of a CPU went to other programs during a phase (column 'other'); "
-            "they disturbed the figures."
-        )
+    # No --nice here: only chrt in front of the command gives this run priority.
+    warn_if_disturbed(
+        (r["other_cpu"] for r in phases.values()), during=" during a phase", priority="chrt -f 10 in front of the command"
+    )
     return verdicts
 
 
@@ -561,8 +555,8 @@ def main(argv=None) -> int:
         if not (ROOT / "engines" / lib / "engine.so").exists():
             print(f"connect4_load: error: engines/{lib}/engine.so missing; run `make examples`", file=sys.stderr)
             return 2
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
-    results: dict = {"machine": machine(code_version()), "args": {}}
+    import_work_tree()
+    results: dict = {"machine": machine(gamed_version()), "args": {}}
     args.logdir = logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     t_start = perf()
 
@@ -575,7 +569,7 @@ def main(argv=None) -> int:
         results["quiet"] = wait_quiet(args.wait_quiet)
         results["loadavg_before"] = " ".join(open("/proc/loadavg").read().split()[:3])
         results["phases"] = run_phases(args)
-        note_code_change(results["machine"], code_version())
+        note_code_change(results["machine"], gamed_version())
         return finish(results, report(results), t_start, args.json)
 
     return guarded("connect4_load", body, lambda: stop_all(logdir, args.keep_logs, "daemon"))

@@ -85,8 +85,10 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     set_priority,
     start_profiler,
     stop_all,
-    work_tree_version,
     ports_only,
+    warn_if_disturbed,
+    gamed_version,
+    import_work_tree,
 )
 
 sys.path.insert(1, str(ROOT))
@@ -948,12 +950,6 @@ def observers_phase(args) -> dict:
 # --- report ------------------------------------------------------------------------------------
 
 
-def code_version() -> str:
-    """The daemon runs the work tree (PYTHONPATH=.): its commit, uncommitted gamed/ files, and a hash
-    of gamed/'s sources."""
-    return work_tree_version("gamed", f"PYTHONPATH={ROOT}")
-
-
 def report(results: dict) -> list[tuple[str, bool | None, str]]:
     a = results["args"]
     print_machine(results["machine"], "gamed/")
@@ -1048,12 +1044,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
     others = ([load["other_cpu"]] if load else []) + [
         g["other_cpu"] for p in (obs["rounds"] if obs else []) for g in p.values()
     ]
-    if others and max(others) >= 0.25:
-        print(
-            f"\nWARNING: up to {max(others):.0%} of a CPU went to neither the daemon nor the bench (column 'other': "
-            "other programs, or interrupt work charged to no process); they disturbed the figures. Run again on an "
-            "idle machine, or with --nice -10 (or chrt -f 10 in front of the command) to take priority over them."
-        )
+    warn_if_disturbed(others, "the daemon nor the bench")
     if load and load["client_cpu"] >= 0.9:
         print(
             "\nNote: the bench was CPU-saturated (>= 90% of its core) in scenario 1: the turn rate is a lower bound "
@@ -1140,15 +1131,14 @@ def main(argv=None) -> int:
         return observer_child(args)
     exit_on_sigterm()
     pinned = choose_cpus(args)
-    # The daemon imports the work tree's gamed (and its twisted/plugins), not an installed copy.
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    import_work_tree()
     results: dict = {"machine": {}, "args": {}}
     logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     args.logdir = logdir
     t_start = perf()
 
     def body() -> int:
-        results["machine"] = machine(code_version())
+        results["machine"] = machine(gamed_version())
         raise_nofile(2 * args.games + args.observers + 200)
         if pinned:
             os.sched_setaffinity(0, {args.client_cpu})
@@ -1171,7 +1161,7 @@ def main(argv=None) -> int:
                 flush=True,
             )
             results["observers"] = observers_phase(args)
-        note_code_change(results["machine"], code_version())
+        note_code_change(results["machine"], gamed_version())
         return finish(results, report(results), t_start, args.json)
 
     return guarded("fight_load", body, lambda: stop_all(logdir, args.keep_logs, "daemon"))

@@ -63,6 +63,7 @@ from common import (
     start_profiler,
     stop_all,
     ports_only,
+    warn_if_disturbed,
 )
 
 PREFIX = "kalaha-bench"  # of the log directory and of the py-spy stacks kept
@@ -849,14 +850,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
             "\nNote: the load generator was CPU-saturated (>= 90%) in phases marked '!': there the rate is a lower "
             "bound on what the server can do, and latencies include client queueing."
         )
-    noisy = max((r["other_cpu"] for r in windows), default=0.0)
-    if noisy >= 0.25:
-        print(
-            f"\nWARNING: up to {noisy:.0%} of a CPU went to neither the server nor the load generator during a "
-            "window (column 'other': other programs, or interrupt work charged to no process). Unless this run had "
-            "priority over them (--nice -10, or chrt -f 10 in front of the command), they disturbed the figures; "
-            "an idle machine gives figures you can compare."
-        )
+    warn_if_disturbed((r["other_cpu"] for r in windows), "the server nor the load generator", " during a window")
     return verdicts
 
 

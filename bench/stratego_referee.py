@@ -71,6 +71,7 @@ from common import (  # noqa: E402 - the shared benchmark helpers
     set_priority,
     wait_quiet,
     work_tree_version,
+    warn_if_disturbed,
 )
 from twisted.internet import defer  # noqa: E402
 
@@ -554,12 +555,7 @@ def report(results: dict) -> list[tuple[str, bool, str]]:
         )
     print_targets(verdicts)
     others = [p["other_cpu"] for p in phases + ([results["cut"]] if results.get("cut") else [])]
-    if others and max(others) >= 0.25:
-        print(
-            f"\nWARNING: up to {max(others):.0%} of a CPU went to neither the referee nor the AIs (column 'other': "
-            "other programs, or interrupt work charged to no process); they disturbed the figures. Run again on an "
-            "idle machine, or with --nice -10 to take priority over them."
-        )
+    warn_if_disturbed(others, "the referee nor the AIs", priority="--nice -10")
     return verdicts
 
 

@@ -72,7 +72,9 @@ from common import (
     set_priority,
     stop_all,
     wait_quiet,
-    work_tree_version,
+    warn_if_disturbed,
+    gamed_version,
+    import_work_tree,
 )
 
 PREFIX = "web-bench"
@@ -623,8 +625,8 @@ def report(results: dict) -> list:
             )
             worst = max(worst, t["p99"])
         verdicts.append(("storing a finished match <= 5 ms of reactor time (p99 of all reactor work)", worst <= TARGETS["store_reactor_ms"], f"{worst:.2f} ms"))
-    if load and max(w["other_cpu"] for w in (load["without"], load["with"])) >= 0.25:
-        print("\nWARNING: other programs used >= 25% of a CPU during a window: the figures were disturbed.")
+    if load:
+        warn_if_disturbed((w["other_cpu"] for w in (load["without"], load["with"])), during=" during a window")
     print_targets(verdicts)
     return verdicts
 
@@ -664,10 +666,9 @@ def main(argv=None) -> int:
         return store_probe(argv if argv is not None else sys.argv[1:])
     args = parse_args(argv)
     exit_on_sigterm()
-    # the daemon and the store probe run the work tree's gamed, not the copy installed in the venv
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    import_work_tree()  # for the daemon and the store probe
     pinned = choose_cpus(args)
-    results: dict = {"machine": machine(work_tree_version("gamed", f"PYTHONPATH={ROOT}")), "args": {}}
+    results: dict = {"machine": machine(gamed_version()), "args": {}}
     logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     args.logdir = logdir
     t_start = perf()
@@ -686,7 +687,7 @@ def main(argv=None) -> int:
         if not args.skip_store:
             print(f"store: {args.records} Kalaha and {args.records} Virtual Fight records ...", flush=True)
             results["store"] = run_store_probe(args)
-        note_code_change(results["machine"], work_tree_version("gamed", f"PYTHONPATH={ROOT}"))
+        note_code_change(results["machine"], gamed_version())
         return finish(results, report(results), t_start, args.json)
 
     return guarded("web_load", body, lambda: stop_all(logdir, args.keep_logs, "server"))
