@@ -190,7 +190,8 @@ class EnginePlayer:
 
     _log = Logger()
 
-    def __init__(self, info, engine, level: int, clock: IReactorTime, engine_time: float):
+    def __init__(self, info, engine, level: int, clock: IReactorTime, engine_time: float,
+                 on_closed: Callable[[], None] = lambda: None):
         self.info = info
         self.engine = engine
         self.level = level
@@ -200,6 +201,7 @@ class EnginePlayer:
         self._engine_time = engine_time
         self._thinking: Deferred | None = None
         self._closed = False
+        self._on_closed = on_closed
 
     def game_started(self, game: Connect4Game, player: int) -> None:
         self.player = player
@@ -256,16 +258,19 @@ class EnginePlayer:
         self.close()
 
     def close(self) -> Deferred:
-        """End the engine's game and release it; a search still running is cancelled."""
+        """End the engine's game and release it (then ``on_closed()``); a search still running is
+        cancelled."""
         if self._closed:
             return defer.succeed(None)
         self._closed = True
         if self._thinking is not None:
             self._thinking.cancel()
-            return self.engine.abort()
-        d = self.engine.end_game()
-        d.addErrback(lambda f: None)
-        d.addBoth(lambda _: self.engine.close())
+            d = self.engine.abort()
+        else:
+            d = self.engine.end_game()
+            d.addErrback(lambda f: None)
+            d.addBoth(lambda _: self.engine.close())
+        d.addBoth(lambda result: (self._on_closed(), result)[1])
         return d
 
 

@@ -200,9 +200,7 @@ class Connect4Service(GameService):
     @property
     def engine_seats(self) -> int:
         """Engines in use now (in games, in matches, being started)."""
-        return self._engines_in_use
-
-    _engines_in_use = 0
+        return len(self._live)
 
     def _open(self, info, level: int | None) -> tuple[object, int]:
         """A fresh AsyncEngine for ``info`` and the level to play (ParseError when refused)."""
@@ -210,7 +208,7 @@ class Connect4Service(GameService):
             level = len(info.levels) // 2
         if not 0 <= level < len(info.levels):
             raise ParseError(Code.BAD_LEVEL, f"engine {info.name} has levels 0..{len(info.levels) - 1}")
-        if self.config.engine_games and self._engines_in_use >= self.config.engine_games:
+        if self.config.engine_games and len(self._live) >= self.config.engine_games:
             raise ParseError(Code.BUSY, f"all {self.config.engine_games} engine seats are busy; try again later")
         try:
             engine = registry.open_engine(
@@ -223,19 +221,13 @@ class Connect4Service(GameService):
         except OSError as e:  # the host process could not be started
             self._log.error("cannot start connect4 engine {name}: {e}", name=info.name, e=e)
             raise ParseError(Code.ENGINE_FAILED, f"engine {info.name} failed to start: {e.strerror or e}") from None
-        self._engines_in_use += 1
-        released = []
-
-        def release(_=None):
-            self._live.discard(engine)
-            if engine in released:
-                return
-            released.append(engine)
-            self._engines_in_use -= 1
-
-        engine.released = release
         self._live.add(engine)
         return engine, level
+
+    def _release(self, result, engine):
+        """``engine`` is closed (a Deferred's callback): its seat is free again."""
+        self._live.discard(engine)
+        return result
 
     def _lookup(self, infos, name: str):
         if name not in infos:
@@ -262,11 +254,12 @@ class Connect4Service(GameService):
         size = (board.width, board.height)
         info = self._lookup(infos, name)
         engine, level = self._open(info, level)
-        seat = EnginePlayer(info, engine, level, self.clock, self.config.engine_time)
+        seat = EnginePlayer(info, engine, level, self.clock, self.config.engine_time,
+                            on_closed=lambda: self._live.discard(engine))
         try:
             ok = yield engine.new_game(*size).addTimeout(self.config.engine_time, self.clock)
             if ok is not True:
-                engine.close().addBoth(engine.released)
+                engine.close().addBoth(self._release, engine)
                 raise ParseError(Code.BAD_SIZE, f"engine {name} refuses a {size[0]}x{size[1]} board")
             for n, column in enumerate(board.moves):
                 ok = yield engine.play_move(n % 2, column).addTimeout(self.config.engine_time, self.clock)
@@ -275,25 +268,14 @@ class Connect4Service(GameService):
         except ParseError:
             raise
         except Exception as e:
-            engine.abort().addBoth(engine.released)
+            engine.abort().addBoth(self._release, engine)
             why = getattr(e, "reason", None) or str(e) or f"no answer within {self.config.engine_time:g} s"
             self._log.warn("connect4 engine {name} failed to start: {why}", name=name, why=why)
             raise ParseError(Code.ENGINE_FAILED, f"engine {name} failed to start: {why}") from None
         if not getattr(person, "connected", True) or self.stopping or person.game is not None:
-            seat.close().addBoth(engine.released)
-            return None
-        game = self._start({player: person, other(player): seat}, board)
-        seat_closed = seat.close
-
-        def close_and_release():
-            d = seat_closed()
-            d.addBoth(engine.released)
-            return d
-
-        seat.close = close_and_release
-        if game.over:  # pragma: no cover - a game cannot end as it starts
             seat.close()
-        return game
+            return None
+        return self._start({player: person, other(player): seat}, board)
 
     # --- engine-vs-engine matches ------------------------------------------------------------
 
@@ -314,7 +296,7 @@ class Connect4Service(GameService):
         try:
             engine_b, level_b = self._open(info_b, b[1])
         except ParseError:
-            engine_a.close().addBoth(engine_a.released)
+            engine_a.close().addBoth(self._release, engine_a)
             raise
         running = match.Series(engine_a, engine_b, games, size, (level_a, level_b), self.clock, self.config.engine_time,
                                watch=self._watch_match_game)
@@ -327,7 +309,7 @@ class Connect4Service(GameService):
         def ended(summary):
             self.matches.discard(running)
             for engine in (engine_a, engine_b):
-                engine.close().addBoth(engine.released)
+                engine.close().addBoth(self._release, engine)
             watcher.match_ended(running, summary, running.stopped)
 
         running.run(game_done).addCallback(ended)
