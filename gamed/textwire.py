@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 
 class ParseError(ValueError):
@@ -13,6 +14,15 @@ class ParseError(ValueError):
     def __init__(self, code: int, text: str):
         super().__init__(text)
         self.code = code
+
+
+def split_command(text: str, bare_move: re.Pattern) -> tuple[str, list[str]]:
+    """A client line as an upper-case command and its arguments; a line that is one word matching
+    ``bare_move`` (a pit, a column) is the MOVE command with that word."""
+    words = text.split()
+    if len(words) == 1 and bare_move.match(words[0]):
+        return "MOVE", words
+    return words[0].upper(), words[1:]
 
 
 def error(code: int, text: str) -> str:

@@ -85,13 +85,7 @@ COMMANDS = (
 
 def parse(text: str) -> tuple[str, list[str]]:
     """Split a client line into an upper-case command and its arguments; a bare number is MOVE."""
-    words = text.split()
-    if len(words) == 1 and _COLUMN_RE.match(words[0]):
-        return "MOVE", words
-    return words[0].upper(), words[1:]
-
-
-
+    return textwire.split_command(text, _COLUMN_RE)
 
 def parse_size(word: str) -> tuple[int, int] | None:
     """``WxH`` as (width, height) if it looks like a size (not checked against the limits)."""

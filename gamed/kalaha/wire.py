@@ -69,10 +69,7 @@ def parse(text: str) -> tuple[str, list[str]]:
 
     A bare pit (``A3``, ``b2``, ``4``; also a wrong one such as ``C9``) is the MOVE command.
     """
-    words = text.split()
-    if len(words) == 1 and _PIT_RE.match(words[0]):
-        return "MOVE", words
-    return words[0].upper(), words[1:]
+    return textwire.split_command(text, _PIT_RE)
 
 
 
