@@ -77,7 +77,7 @@ from twisted.internet import defer  # noqa: E402
 
 from gamed.stratego.process import ProgramSeat  # noqa: E402
 from gamed.stratego.referee import MatchOptions, StrategoReferee, parse_log  # noqa: E402
-from gamed.stratego.seats import replay_seats  # noqa: E402
+from gamed.stratego.referee import replay_seats  # noqa: E402
 from tests.stratego.corpus import ARCHIVE, logs, with_result  # noqa: E402 - the competition logs, in the repo
 
 AI_DIR = ROOT / "examples" / "stratego"

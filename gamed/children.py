@@ -14,10 +14,6 @@ import errno
 import os
 import sys
 
-from twisted.logger import Logger
-
-_log = Logger(namespace="gamed.children")
-
 
 def executable_file(path: str) -> bool:
     """True for an existing regular file the user may execute."""
@@ -68,9 +64,17 @@ def become_subreaper() -> None:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
-            _log.debug("PR_SET_CHILD_SUBREAPER failed: errno {errno}", errno=ctypes.get_errno())
+            _debug("PR_SET_CHILD_SUBREAPER failed: errno {errno}", errno=ctypes.get_errno())
     except (OSError, AttributeError):
-        _log.debug("no prctl: orphans of AI programs are left to init")
+        _debug("no prctl: orphans of AI programs are left to init")
+
+
+def _debug(text: str, **fields) -> None:
+    # twisted.logger only when there is something to say: gamed-stratego imports this module
+    # without Twisted (its start-up cost, docs/performance.md).
+    from twisted.logger import Logger
+
+    Logger(namespace="gamed.children").debug(text, **fields)
 
 
 def minimal_environment(extra: dict | None = None) -> dict[str, str]:

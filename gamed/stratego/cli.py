@@ -1,9 +1,15 @@
 """``gamed-stratego``: the command-line referee that replaces the UCC 2012 ``stratego`` manager.
 
 A thin wrapper (ucc-stratego §12.1): parse the command line exactly as §2.3 says, build two seats
-(AI programs, people on the console, or a replayed ``-f`` log), run one ``StrategoReferee`` on the
-reactor, print the result line once and exit with the status of §7.3. It works under any name;
-the tournament runner calls it ``stratego``.
+(AI programs, people on the console, or a replayed ``-f`` log), run one ``StrategoReferee``, print
+the result line once and exit with the status of §7.3. It works under any name; the tournament
+runner calls it ``stratego``.
+
+The competition's tournament script starts it once per game, so it is built to start and end
+quickly (docs/performance.md): it runs the match in its own small loop (``gamed.stratego.pipes``)
+instead of the Twisted reactor, imports neither Twisted, zope.interface nor attrs, and leaves with
+``os._exit`` once the result line and the log are written and the AIs are reaped (an interpreter's
+teardown would only free memory).
 """
 
 from __future__ import annotations
@@ -13,15 +19,12 @@ import os
 import re
 import signal
 import sys
+import types
 from collections.abc import Callable
-from importlib import resources
 
-import attrs
-from twisted.internet import defer, task
-from twisted.python.failure import Failure
-
-from gamed.stratego.console import ConsoleInput, ConsoleSeat, stream_writer
-from gamed.stratego.referee import BLUE, COLOURS, RED, MatchOptions, Outcome, StrategoReferee, parse_log
+from gamed.stratego.console import ConsoleSeat, stream_writer
+from gamed.stratego.pipes import PipeConsole, PipeSeat, SelectorLoop, Waiter
+from gamed.stratego.referee import BLUE, COLOURS, RED, MatchOptions, Outcome, StrategoReferee, parse_log, replay_seats
 from gamed.stratego.rules import TOKENS
 
 DEFAULT_PROG = "gamed-stratego"
@@ -48,23 +51,26 @@ class _ShowManual(Exception):
     """``-h`` / ``--help`` was reached."""
 
 
-@attrs.define
-class Arguments:
-    """The parsed command line."""
+class Arguments(types.SimpleNamespace):
+    """The parsed command line (equal when every field is)."""
 
-    players: list[str] = attrs.Factory(list)
-    graphics: bool = False  # -g
-    print_board: bool = False  # -p (toggles)
-    allow_illegal: bool = False  # -i
-    hidden: set[int] = attrs.Factory(set)  # -r hides RED, -b hides BLUE
-    log_file: str | None = None  # -o
-    input_file: str | None = None  # -f
-    stall: float = 0.0  # -t; math.inf: wait for the operator
-    timeout: float | None = 2.0  # -T; None: no timeout
-    max_turns: int | None = 5000  # -m; None: no limit
-    pause: bool = True  # --pause / --no-pause
-    quit_grace: float = 1.0  # --quit-grace
-    max_line: int = 65536  # --max-line
+    def __init__(self, **fields):
+        super().__init__(
+            players=[],
+            graphics=False,  # -g
+            print_board=False,  # -p (toggles)
+            allow_illegal=False,  # -i
+            hidden=set(),  # -r hides RED, -b hides BLUE
+            log_file=None,  # -o
+            input_file=None,  # -f
+            stall=0.0,  # -t; math.inf: wait for the operator
+            timeout=2.0,  # -T; None: no timeout
+            max_turns=5000,  # -m; None: no limit
+            pause=True,  # --pause / --no-pause
+            quit_grace=1.0,  # --quit-grace
+            max_line=65536,  # --max-line
+        )
+        self.__dict__.update(fields)
 
     def match_options(self) -> MatchOptions:
         return MatchOptions(
@@ -211,6 +217,8 @@ def parse_arguments(argv: list[str]) -> Arguments:
 
 def manual_text() -> str:
     """The built-in manual (package data), printed by ``-h``."""
+    from importlib import resources
+
     return resources.files("gamed.stratego").joinpath("manual.txt").read_text(encoding="utf-8")
 
 
@@ -294,17 +302,17 @@ class TextDisplay:
 
 
 class TkDisplay:
-    """A live Tk window with the ``-p`` content (-g), kept responsive by the reactor."""
+    """A live Tk window with the ``-p`` content (-g), kept responsive by the loop (``root.update``
+    every 20 ms)."""
 
     CELL = 36
+    TICK = 0.02
 
-    def __init__(self, tkinter, root, hidden):
-        from twisted.internet import tksupport
-
+    def __init__(self, tkinter, root, hidden, loop: SelectorLoop):
         self._tk = tkinter
         self._root = root
         self._hidden = frozenset(hidden)
-        self._tksupport = tksupport
+        self._loop = loop
         root.title("gamed-stratego")
         self._header = tkinter.Label(root, text="", anchor="w")
         self._header.pack(fill="x")
@@ -312,8 +320,18 @@ class TkDisplay:
         self._canvas = tkinter.Canvas(root, width=size, height=size, background="#e8e0c8")
         self._canvas.pack()
         root.protocol("WM_DELETE_WINDOW", self.close)
-        tksupport.install(root)
         self._alive = True
+        self._timer = loop.call_later(self.TICK, self._tick)
+
+    def _tick(self) -> None:
+        if not self._alive:
+            return
+        try:
+            self._root.update()
+        except self._tk.TclError:
+            self.close()
+            return
+        self._timer = self._loop.call_later(self.TICK, self._tick)
 
     def __call__(self, referee: StrategoReferee, final: bool) -> None:
         if not self._alive:
@@ -343,17 +361,14 @@ class TkDisplay:
         if not self._alive:
             return
         self._alive = False
-        try:
-            self._tksupport.uninstall()
-        except Exception:
-            pass
+        self._timer.cancel()
         try:
             self._root.destroy()
         except Exception:
             pass
 
 
-def open_graphics(hidden, warn: Callable[[str], None], fallback: Callable[[str], None]):
+def open_graphics(hidden, warn: Callable[[str], None], fallback: Callable[[str], None], loop: SelectorLoop):
     """The -g view: a Tk window when tkinter and a display are available, else (with a warning)
     the -p rendering on stderr. Never fails and never writes to stdout."""
     reason = None
@@ -366,7 +381,7 @@ def open_graphics(hidden, warn: Callable[[str], None], fallback: Callable[[str],
             reason = "tkinter is not available"
         else:
             try:
-                return TkDisplay(tkinter, tkinter.Tk(), hidden)
+                return TkDisplay(tkinter, tkinter.Tk(), hidden, loop)
             except Exception as e:  # TclError: no display could be opened
                 reason = f"cannot open a window ({e})"
     warn(f"WARNING: -g: {reason}; drawing the board on stderr instead.\n")
@@ -377,8 +392,9 @@ def open_graphics(hidden, warn: Callable[[str], None], fallback: Callable[[str],
 
 
 class _LogWriter:
-    """The ``-o`` log, written line by line and flushed (latin-1). On stdout the result line is
-    held back: the CLI prints it once, as the very last line."""
+    """The ``-o`` log, each line written whole at once (latin-1; an unbuffered file, so nothing
+    waits in a buffer). On stdout the result line is held back: the CLI prints it once, as the
+    very last line."""
 
     def __init__(self, stream=None, to_stdout: bool = False, stdout: Callable[[str], None] | None = None):
         self._stream = stream
@@ -397,10 +413,8 @@ class _LogWriter:
             self._result_next = line.startswith("Game ends ")
             self._stdout(line + "\n")
             return
-        self._result_next = False
         try:
             self._stream.write((line + "\n").encode("latin-1", "replace"))
-            self._stream.flush()
         except (OSError, ValueError):
             pass
 
@@ -413,113 +427,129 @@ class _LogWriter:
                 pass
 
 
-def _make_seat(argument: str, options: MatchOptions, reactor, console: ConsoleInput, err):
+def _make_seat(argument: str, options: MatchOptions, loop: SelectorLoop, console: PipeConsole, err):
     if argument in HUMANS:
         return ConsoleSeat(argument, console, err)
-    from gamed.stratego.process import ProgramSeat
-
     # §2.5: the AI inherits our working directory, environment and stderr.
-    return ProgramSeat(argument, options, reactor, stderr="inherit", env=dict(os.environ))
+    from gamed.children import minimal_environment
+
+    return PipeSeat(argument, options, loop, env=minimal_environment(dict(os.environ)))
 
 
-async def _run(reactor, args: Arguments, log: _LogWriter, replay, out, err) -> None:
-    """Play one match (``task.react`` calls this just before it runs the reactor; a replay may be
-    over before it does). Ends with SystemExit carrying the exit status."""
+def _play(args: Arguments, log: _LogWriter, replay, out, err) -> int:
+    """Play one match in a SelectorLoop; returns the exit status."""
+    loop = SelectorLoop()
     options = args.match_options()
-    console = ConsoleInput(reactor, max_line=args.max_line)
+    console = PipeConsole(loop, max_line=args.max_line)
     displays = []
+    seats: tuple = ()
+    referee = None
+    aborted: list[int] = []
+    status = Waiter()  # fires with the exit status
+
+    def on_signal(signum: int) -> None:
+        """SIGINT/SIGTERM: end the match without a result, kill both players, then exit
+        128 + signum. A second signal exits at once."""
+        if status.done:
+            return
+        if aborted or referee is None:
+            status.fire(128 + signum)
+            return
+        aborted.append(signum)
+        referee.abort()
+        log.closed = True
+        kills = [seat.kill() for seat in seats]
+
+        async def killed() -> None:
+            for kill in kills:
+                await kill
+            status.fire(128 + signum)
+
+        loop.start(killed())
+
+    # First of all: a signal from now on is handled by the loop, between its events.
+    loop.watch_signals(_handled_signals(), on_signal)
+
     if args.print_board:
         displays.append(TextDisplay(out, args.hidden))
     if args.graphics:
-        displays.append(open_graphics(args.hidden, err, err))
-    aborted = []
-    done: defer.Deferred = defer.Deferred()
-
-    def install_signal_handlers() -> None:
-        # on_signal runs from the reactor loop, by which time the seats and the referee exist.
-        def handler(signum, frame):
-            reactor.callFromThread(on_signal, signum)
-
-        for signum in _handled_signals():
-            signal.signal(signum, handler)
-        for signum in _IGNORED_SIGNALS:  # the reactor may have installed its own
-            signal.signal(signum, signal.SIG_IGN)
-
-    # Now (the match may reach its first stall before the reactor runs) and again once it runs
-    # (the reactor installs its own SIGINT/SIGTERM handlers at start-up).
-    install_signal_handlers()
-    reactor.callWhenRunning(install_signal_handlers)
+        displays.append(open_graphics(args.hidden, err, err, loop))
 
     def on_board(referee: StrategoReferee, final: bool) -> None:
         if not aborted:
             for display in displays:
                 display(referee, final)
 
-    def wait_for_operator() -> defer.Deferred:
+    async def wait_for_operator() -> bool:
         err("Waiting for user to press enter... (type QUIT to exit)\n")
+        line = await console.read_line()
+        if line is not None and line.strip() == "QUIT":
+            err("Ordered to quit... exiting...\n")
+            return False
+        return True  # Enter (or the end of stdin): go on
 
-        def answered(line):
-            if line is not None and line.strip() == "QUIT":
-                err("Ordered to quit... exiting...\n")
-                return False
-            return True  # Enter (or the end of stdin): go on
+    def on_error(error: BaseException) -> None:
+        import traceback
 
-        return console.read_line().addCallback(answered)
+        err("gamed-stratego: internal error in the referee:\n" + traceback.format_exc())
 
     if replay is not None:
-        from gamed.stratego.seats import replay_seats
-
         seats = replay_seats(replay)
     else:
-        red = _make_seat(args.players[0], options, reactor, console, err)
-        blue = _make_seat(args.players[1], options, reactor, console, err)
-        seats = (red, blue)
+        seats = tuple(_make_seat(player, options, loop, console, err) for player in args.players)
     referee = StrategoReferee(
         *seats,
         options,
-        clock=reactor,
         on_log=log,
         on_board=on_board if displays else None,
         wait_for_operator=wait_for_operator,
+        on_error=on_error,
+        sleep=loop.sleep,
     )
 
-    def finished(result) -> None:
-        if aborted or done.called:
+    async def match() -> None:
+        result = await referee.run()
+        if aborted or status.done:
             return
-        if isinstance(result, Failure):
-            err(f"INTERNAL_ERROR - {result.getErrorMessage()}\n")
-            done.callback(1)
-        elif result is None:  # the operator typed QUIT
-            done.callback(0)
+        if result is None:  # the operator typed QUIT
+            status.fire(0)
         else:
             out(result.line + "\n")
-            done.callback(1 if result.outcome is Outcome.INTERNAL_ERROR else 0)
+            status.fire(1 if result.outcome is Outcome.INTERNAL_ERROR else 0)
 
-    def on_signal(signum: int) -> None:
-        """SIGINT/SIGTERM: end the match without a result, quit (kill) both players, then exit
-        128 + signum. A second signal exits at once."""
-        if done.called:
-            return
-        if aborted:
-            if not done.called:
-                done.callback(128 + signum)
-            return
-        aborted.append(signum)
-        referee.abort()
-        log.closed = True
-        quits = [defer.maybeDeferred(seat.kill) for seat in seats]
-        gathered = defer.gatherResults(quits, consumeErrors=True)
-        gathered.addBoth(lambda _: None if done.called else done.callback(128 + signum))
-
-    defer.ensureDeferred(referee.run()).addBoth(finished)
     try:
-        code = await done
+        loop.start(match())
+        loop.run(until=status)
+        if loop.failure is not None:
+            err(f"INTERNAL_ERROR - {loop.failure}\n")
+            _end_players(loop, seats)
+            return 1
+        return status.value
     finally:
         console.close()
         for display in displays:
             display.close()
         log.close()
-    raise SystemExit(code)
+        signal.set_wakeup_fd(-1)
+
+
+def _end_players(loop: SelectorLoop, seats) -> None:
+    """After an internal error in the loop: kill and reap the players (within a few seconds)."""
+    kills = [seat.kill() for seat in seats]
+    done = Waiter()
+
+    async def killed() -> None:
+        for kill in kills:
+            await kill
+        done.fire()
+
+    loop.failure = None
+    loop.call_later(5.0, done.fire)
+    loop.start(killed())
+    try:
+        loop.run(until=done)
+    except Exception:
+        pass
 
 
 def _read_log(path: str) -> list[str]:
@@ -558,56 +588,41 @@ def run(argv: list[str], prog: str = DEFAULT_PROG) -> int:
         log = _LogWriter(to_stdout=True, stdout=out)
     else:
         try:
-            log = _LogWriter(open(args.log_file, "wb"))
+            log = _LogWriter(open(args.log_file, "wb", buffering=0))
         except OSError:
             err(f'ARGUMENT_ERROR - Could not open log file "{args.log_file}"\n')
             return 1
-    _start_logging()
-    try:
-        task.react(_run, (args, log, replay, out, err))
-    except SystemExit as e:
-        code = e.code
-    else:  # pragma: no cover - react always exits
-        code = 0
-    if code is None:
-        return 0
-    return code if isinstance(code, int) else 1
-
-
-def _start_logging() -> None:
-    """Errors logged by Twisted or the referee go to stderr (never stdout); nothing else does."""
-    from twisted.logger import (
-        FilteringLogObserver,
-        LogLevel,
-        LogLevelFilterPredicate,
-        globalLogBeginner,
-        textFileLogObserver,
-    )
-
-    observer = FilteringLogObserver(
-        textFileLogObserver(sys.stderr), [LogLevelFilterPredicate(defaultLogLevel=LogLevel.error)]
-    )
-    globalLogBeginner.beginLoggingTo([observer], discardBuffer=True, redirectStandardIO=False)
+    return _play(args, log, replay, out, err)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     """Console-script entry point (``gamed-stratego``, or ``stratego`` under that name); exits
-    with the status of §7.3."""
+    with the status of §7.3. Run as the program (``argv`` None), it leaves with ``os._exit`` once
+    stdout and stderr are flushed; with an ``argv`` (tests) it raises SystemExit."""
     if prog is None:
         prog = prog_name(sys.argv[0] if sys.argv else None)
     _IGNORED_SIGNALS.update(s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is signal.SIG_IGN)
     previous = _exit_on_signals()
     try:
         code = run(list(sys.argv[1:] if argv is None else argv), prog)
+    except SystemExit as e:  # a signal before the match began
+        code = e.code
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+    if argv is None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
     raise SystemExit(code)
 
 
 def _exit_on_signals() -> dict:
-    """Until the match installs its own handlers (nothing runs yet that would need ending), a
-    SIGINT or SIGTERM just exits with 128 + the signal number."""
+    """Until the match watches them itself (nothing runs yet that would need ending), a SIGINT
+    or SIGTERM just exits with 128 + the signal number."""
 
     def handler(signum, frame):
         raise SystemExit(128 + signum)

@@ -2,8 +2,14 @@
 
 Everything the person is told (prompts, ``START``, confirmations, ``QUIT``, their own board view)
 goes to stderr, so stdout keeps only the result line. Answers are lines read from stdin through
-one ``ConsoleInput`` shared by every console user of the process: two humans and the ``-t``
+one console reader shared by every console user of the process: two humans and the ``-t``
 operator prompt take turns on the same reader and never steal each other's lines.
+
+``ConsoleLines`` is that reader's logic (lines, limits, who is waiting), whatever reads stdin:
+``ConsoleInput`` reads it on the Twisted reactor (the Combat terminal client), and
+``gamed.stratego.pipes.PipeConsole`` in gamed-stratego's own loop. ``ConsoleSeat`` awaits whichever
+it is given. This module imports Twisted only when a ``ConsoleInput`` is used: it is on the
+start-up path of gamed-stratego (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -13,11 +19,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from twisted.internet import defer, protocol
-from twisted.internet.defer import Deferred
-from zope.interface import implementer
-
-from gamed.stratego.referee import SETUP_ROWS, ISeat, place_setup
+from gamed.stratego.referee import SETUP_ROWS, Ready, place_setup
 from gamed.stratego.rules import Board
 
 # The DEFAULT setups of §5.8, in the order the side sends its rows.
@@ -48,55 +50,43 @@ def stream_writer(stream) -> Callable[[str], None]:
     return write
 
 
-class _StdinLines(protocol.Protocol):
-    """Hands the bytes read from stdin to its ``ConsoleInput``."""
-
-    def __init__(self, owner: ConsoleInput):
-        self._owner = owner
-
-    def dataReceived(self, data: bytes) -> None:
-        self._owner._received(data)
-
-    def connectionLost(self, reason=protocol.connectionDone) -> None:
-        self._owner._ended()
-
-
-class ConsoleInput:
+class ConsoleLines:
     """Lines from stdin, handed out in order to whoever asks (``read_line``).
 
     stdin is left alone until the first ``read_line``, so a match without a person never reads
     (or waits for) the terminal. Lines are split on ``\\n`` and decoded as latin-1; a trailing
     ``\\r`` is dropped. A line longer than ``max_line`` bytes is read as an empty line. Lines
     typed ahead are kept; past ``max_queued`` of them the reader pauses until some are used.
+
+    A subclass reads stdin: ``_start()`` begins reading and hands the bytes to ``_received`` and
+    the end to ``_ended``; ``_waiter()``, ``_ready(value)`` and ``_fire(waiter, value)`` make its
+    kind of awaitable; ``_pause_source()``/``_resume_source()`` stop and restart reading.
     """
 
-    def __init__(self, reactor, stdin_fd: int = 0, max_line: int = 65536, max_queued: int = 1000):
-        self._reactor = reactor
+    def __init__(self, stdin_fd: int = 0, max_line: int = 65536, max_queued: int = 1000):
         self._fd = stdin_fd
         self._max_line = max_line
         self._max_queued = max_queued
         self._lines: collections.deque[str] = collections.deque()
-        self._waiting: collections.deque[Deferred] = collections.deque()
+        self._waiting: collections.deque = collections.deque()
         self._buffer = b""
         self._discarding = False
         self._eof = False
-        self._transport = None
-        self._devnull: int | None = None
         self._paused = False
         self.last_told: tuple[object, str] | None = None  # see ConsoleSeat.tell
 
-    def read_line(self) -> Deferred:
+    def read_line(self):
         """The next line (without its ``\\n``), or None once stdin has ended."""
         self._start()
         if self._lines:
             line = self._lines.popleft()
             self._maybe_resume()
-            return defer.succeed(line)
+            return self._ready(line)
         if self._eof:
-            return defer.succeed(None)
-        d: Deferred = Deferred()
-        self._waiting.append(d)
-        return d
+            return self._ready(None)
+        waiter = self._waiter()
+        self._waiting.append(waiter)
+        return waiter
 
     @property
     def interactive(self) -> bool:
@@ -105,6 +95,85 @@ class ConsoleInput:
             return os.isatty(self._fd)
         except OSError:
             return False
+
+    # --- what a subclass provides -----------------------------------------------------------------
+
+    def _start(self) -> None:
+        raise NotImplementedError
+
+    def _waiter(self):
+        raise NotImplementedError
+
+    def _ready(self, value):
+        raise NotImplementedError
+
+    def _fire(self, waiter, value) -> None:
+        raise NotImplementedError
+
+    def _pause_source(self) -> None:
+        pass
+
+    def _resume_source(self) -> None:
+        pass
+
+    # --- the lines ----------------------------------------------------------------------------------
+
+    def _received(self, data: bytes) -> None:
+        self._buffer += data
+        while True:
+            end = self._buffer.find(b"\n")
+            if end < 0:
+                break
+            raw, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
+            if self._discarding:
+                self._discarding = False
+                continue
+            self._line(raw)
+        if len(self._buffer) > self._max_line:
+            # Too long: it reads as an empty line, and the rest of it is dropped.
+            self._buffer = b""
+            self._discarding = True
+            self._line(b"")
+
+    def _line(self, raw: bytes) -> None:
+        if len(raw) > self._max_line:
+            raw = b""
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        line = raw.decode("latin-1")
+        if self._waiting:
+            self._fire(self._waiting.popleft(), line)
+            return
+        self._lines.append(line)
+        if len(self._lines) >= self._max_queued and not self._paused:
+            self._paused = True
+            self._pause_source()
+
+    def _maybe_resume(self) -> None:
+        if self._paused and len(self._lines) < self._max_queued // 2:
+            self._paused = False
+            self._resume_source()
+
+    def _ended(self) -> None:
+        if self._eof:
+            return
+        if self._buffer and not self._discarding:
+            self._line(self._buffer)
+        self._buffer = b""
+        self._eof = True
+        waiting, self._waiting = self._waiting, collections.deque()
+        for waiter in waiting:
+            self._fire(waiter, None)
+
+
+class ConsoleInput(ConsoleLines):
+    """The console read on the Twisted reactor: ``read_line`` gives Deferreds."""
+
+    def __init__(self, reactor, stdin_fd: int = 0, max_line: int = 65536, max_queued: int = 1000):
+        super().__init__(stdin_fd, max_line, max_queued)
+        self._reactor = reactor
+        self._transport = None
+        self._devnull: int | None = None
 
     def close(self) -> None:
         """Stop reading and give stdin back in blocking mode (it may be the shell's terminal)."""
@@ -145,57 +214,45 @@ class ConsoleInput:
             # /dev/null so stdout (the result line) stays an ordinary blocking file.
             self._devnull = os.open(os.devnull, os.O_WRONLY)
             self._transport = stdio.StandardIO(
-                _StdinLines(self), stdin=self._fd, stdout=self._devnull, reactor=self._reactor
+                _stdin_protocol(self), stdin=self._fd, stdout=self._devnull, reactor=self._reactor
             )
         except OSError:
             self._ended()
 
-    def _received(self, data: bytes) -> None:
-        self._buffer += data
-        while True:
-            end = self._buffer.find(b"\n")
-            if end < 0:
-                break
-            raw, self._buffer = self._buffer[:end], self._buffer[end + 1 :]
-            if self._discarding:
-                self._discarding = False
-                continue
-            self._line(raw)
-        if len(self._buffer) > self._max_line:
-            # Too long: it reads as an empty line, and the rest of it is dropped.
-            self._buffer = b""
-            self._discarding = True
-            self._line(b"")
+    def _waiter(self):
+        from twisted.internet import defer
 
-    def _line(self, raw: bytes) -> None:
-        if len(raw) > self._max_line:
-            raw = b""
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        line = raw.decode("latin-1")
-        if self._waiting:
-            self._waiting.popleft().callback(line)
-            return
-        self._lines.append(line)
-        if len(self._lines) >= self._max_queued and self._transport is not None and not self._paused:
-            self._paused = True
+        return defer.Deferred()
+
+    def _ready(self, value):
+        from twisted.internet import defer
+
+        return defer.succeed(value)
+
+    def _fire(self, waiter, value) -> None:
+        waiter.callback(value)
+
+    def _pause_source(self) -> None:
+        if self._transport is not None:
             self._transport.pauseProducing()
 
-    def _maybe_resume(self) -> None:
-        if self._paused and len(self._lines) < self._max_queued // 2 and self._transport is not None:
-            self._paused = False
+    def _resume_source(self) -> None:
+        if self._transport is not None:
             self._transport.resumeProducing()
 
-    def _ended(self) -> None:
-        if self._eof:
-            return
-        if self._buffer and not self._discarding:
-            self._line(self._buffer)
-        self._buffer = b""
-        self._eof = True
-        waiting, self._waiting = self._waiting, collections.deque()
-        for d in waiting:
-            d.callback(None)
+
+def _stdin_protocol(owner: ConsoleInput):
+    """A Protocol handing the bytes read from stdin to ``owner``."""
+    from twisted.internet import protocol
+
+    class _StdinLines(protocol.Protocol):
+        def dataReceived(self, data: bytes) -> None:
+            owner._received(data)
+
+        def connectionLost(self, reason=protocol.connectionDone) -> None:
+            owner._ended()
+
+    return _StdinLines()
 
 
 def format_view(rows: list[str]) -> str:
@@ -210,19 +267,19 @@ def _setup_valid(colour: str, lines: list[str]) -> bool:
     return place_setup(Board(), side, lines)
 
 
-@implementer(ISeat)
 class ConsoleSeat:
     """A person on the console: asked on stderr, answering on stdin, never timed out or paused.
 
-    ``console`` is the process's one ``ConsoleInput``; ``write`` takes the text shown to the
-    person (stderr by default).
+    ``console`` is the process's one console reader (a ``ConsoleLines``); ``write`` takes the text
+    shown to the person (stderr by default). ``setup`` and ``move`` return coroutines that await
+    the console, so the seat runs on whatever drives its console.
     """
 
     human = True
     valid = True
     name = "human"
 
-    def __init__(self, argument: str, console: ConsoleInput, write: Callable[[str], None] | None = None):
+    def __init__(self, argument: str, console: ConsoleLines, write: Callable[[str], None] | None = None):
         self.argument = argument
         self._console = console
         write = write if write is not None else stream_writer(sys.stderr)
@@ -237,9 +294,9 @@ class ConsoleSeat:
         self._move_help_shown = False
         self._gone = False
 
-    def setup(self, colour: str, opponent: str) -> Deferred:
+    def setup(self, colour: str, opponent: str):
         self.colour = colour
-        return defer.ensureDeferred(self._setup(colour, opponent))
+        return self._setup(colour, opponent)
 
     async def _setup(self, colour: str, opponent: str) -> list[str]:
         ys = SETUP_ROWS[0 if colour == "RED" else 1]
@@ -272,8 +329,8 @@ class ConsoleSeat:
     def start(self) -> None:
         self._write("START\n")
 
-    def move(self, view: list[str], acceptable: Callable[[str], bool]) -> Deferred:
-        return defer.ensureDeferred(self._move(view, acceptable))
+    def move(self, view: list[str], acceptable: Callable[[str], bool]):
+        return self._move(view, acceptable)
 
     async def _move(self, view: list[str], acceptable: Callable[[str], bool]) -> str | None:
         self._write(f"{self.colour} ({self.argument}) to move:\n" + format_view(view))
@@ -315,16 +372,16 @@ class ConsoleSeat:
     def resume(self) -> None:
         pass
 
-    def quit(self, result_line: str | None) -> Deferred:
+    def quit(self, result_line: str | None) -> Ready:
         if result_line is not None and not self._gone:
             self._once(f"QUIT {result_line}")
         self._gone = True
-        return defer.succeed(None)
+        return Ready(None)
 
-    def kill(self) -> Deferred:
+    def kill(self) -> Ready:
         """A person is not killed: they are simply no longer asked."""
         self._gone = True
-        return defer.succeed(None)
+        return Ready(None)
 
 
-__all__ = ["DEFAULT_SETUPS", "ConsoleInput", "ConsoleSeat", "format_view", "stream_writer"]
+__all__ = ["DEFAULT_SETUPS", "ConsoleInput", "ConsoleLines", "ConsoleSeat", "format_view", "stream_writer"]

@@ -22,12 +22,9 @@ remaining child of the AI's process group with ``waitid(P_PGID, ...)``.
 
 from __future__ import annotations
 
-import collections
 import math
 import os
-import shlex
 import signal
-import string
 from collections.abc import Callable
 
 from twisted.internet import defer
@@ -36,48 +33,17 @@ from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from gamed.children import become_subreaper, executable_file, leader_command, minimal_environment
-from gamed.stratego.referee import TIMEOUT, ISeat, MatchOptions
+from gamed.children import become_subreaper, leader_command, minimal_environment
+from gamed.stratego.referee import TIMEOUT, MatchOptions
+from gamed.stratego.seats import ISeat
+from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, OVERLONG, ReplyFramer, encode, resolve_program
 
-OUTPUT_LIMIT = 1 << 20  # bytes buffered towards one AI before it counts as gone (§5.1)
-EARLY_LIMIT = 1 << 20  # budget for lines read ahead of their ask (bytes + _LINE_COST per line)
-_LINE_COST = 64
-OVERLONG = ""  # what the referee gets for a line longer than max_line: parse_reply rejects it
+__all__ = ["EARLY_LIMIT", "OUTPUT_LIMIT", "OVERLONG", "ProgramSeat", "leader_command", "resolve_program"]
+
 _REAP_POLL = 0.002  # seconds between waitid polls for killed group members
 _REAP_LIMIT = 1.0  # after SIGKILL: how long to wait before closing our pipe ends / giving up
-_WHITESPACE = frozenset(string.whitespace)
 
 _log = Logger(namespace="gamed.stratego.process")
-
-
-def resolve_program(argument: str) -> list[str] | None:
-    """The argv that §2.5 starts for a player argument, or None when the side is invalid.
-
-    1. The whole argument names an executable file: run it with no arguments (spaces allowed).
-    2. Else, if it contains whitespace: split it with POSIX shell quoting (no expansion); the first
-       word must be an executable file.
-    No PATH search: a bare name is relative to the current directory. ``argv[0]`` is the path as
-    given.
-    """
-    if executable_file(argument):
-        return [argument]
-    if any(c in _WHITESPACE for c in argument):
-        try:
-            words = shlex.split(argument)
-        except ValueError:  # unbalanced quotes
-            return None
-        if words and executable_file(words[0]):
-            return words
-    return None
-
-
-# --- starting a group leader ----------------------------------------------------------------
-
-def _encode(text: str) -> bytes:
-    try:
-        return text.encode("latin-1")
-    except UnicodeEncodeError:  # a player argument outside latin-1: send the file-system bytes
-        return text.encode("utf-8", "surrogateescape")
 
 
 # --- the seat ----------------------------------------------------------------------------------
@@ -140,12 +106,8 @@ class ProgramSeat:
         self._capture = stderr == "capture"
         self._stderr_mode = stderr
         self._stderr_limit = stderr_limit
-        self._max_line = options.max_line
         # reading
-        self._lines: collections.deque[str] = collections.deque()
-        self._early = 0  # cost of the queued lines
-        self._partial = bytearray()
-        self._discarding = False  # inside a line longer than max_line
+        self._lines = ReplyFramer(options.max_line, self._overlong)
         self._at_eof = False
         self._reading_paused = False
         self._pending: Deferred | None = None
@@ -275,7 +237,6 @@ class ProgramSeat:
         if self._transport is not None:
             self._transport.closeStdin()
         self._lines.clear()
-        self._early = 0
         self._resume_reading()  # drain the program's output so its pipes can close
         if self._has_exited or grace == 0.0:
             self._kill()
@@ -290,7 +251,7 @@ class ProgramSeat:
         if self._gone or self._transport is None:
             return
         try:
-            self._transport.write(_encode(text))
+            self._transport.write(encode(text))
         except Exception as e:  # never let a dead pipe end the game (§11 row 1)
             _log.debug("{name}: write failed: {error}", name=self.name, error=e)
 
@@ -324,10 +285,9 @@ class ProgramSeat:
             return
         if self._gone:
             reply = None
-        elif self._lines:
-            reply = self._lines.popleft()
-            self._early -= len(reply) + _LINE_COST
-            if self._reading_paused and self._early <= EARLY_LIMIT // 2:
+        elif self._lines.lines:
+            reply = self._lines.pop()
+            if self._reading_paused and self._lines.cost <= EARLY_LIMIT // 2:
                 self._resume_reading()
         elif self._at_eof:
             reply = None
@@ -343,7 +303,7 @@ class ProgramSeat:
         d, self._pending = self._pending, None
         if d is None:
             return
-        self._partial.clear()  # §5.7: partial bytes at the deadline are discarded
+        self._lines.drop_partial()  # §5.7: partial bytes at the deadline are discarded
         _log.info(
             "{name}: no whole line within {timeout} s", name=self.name, timeout=self.options.timeout
         )
@@ -361,53 +321,20 @@ class ProgramSeat:
         if d is not None:  # a quit while asking (the operator quit): treat as EOF
             d.callback(None)
 
-    def _queue(self, line: str) -> None:
-        self._lines.append(line)
-        self._early += len(line) + _LINE_COST
-        if self._early > EARLY_LIMIT and not self._reading_paused:
-            self._pause_reading()  # the program blocks on its pipe until we need its lines
-
     def _stdout(self, data: bytes) -> None:
         if self._quitting or self._gone:
             return
-        limit = self._max_line
-        start = 0
-        while True:
-            nl = data.find(b"\n", start)
-            if nl < 0:
-                break
-            if self._discarding:
-                self._discarding = False  # the end of an over-long line, already answered
-            else:
-                piece = data[start:nl]
-                if len(self._partial) + len(piece) > limit:
-                    self._partial.clear()
-                    self._overlong()
-                else:
-                    if self._partial:
-                        self._partial += piece
-                        piece = bytes(self._partial)
-                        self._partial.clear()
-                    self._queue(piece.decode("latin-1"))
-            start = nl + 1
-        if start < len(data) and not self._discarding:
-            rest = data[start:]
-            if len(self._partial) + len(rest) > limit:
-                self._partial.clear()
-                self._overlong()
-                self._discarding = True
-            else:
-                self._partial += rest
+        self._lines.feed(data)
+        if self._lines.cost > EARLY_LIMIT and not self._reading_paused:
+            self._pause_reading()  # the program blocks on its pipe until we need its lines
         self._deliver()
 
     def _overlong(self) -> None:
-        _log.info("{name}: a reply line longer than {limit} bytes (unintelligible)", name=self.name, limit=self._max_line)
-        self._queue(OVERLONG)
+        _log.info("{name}: a reply line longer than {limit} bytes (unintelligible)", name=self.name, limit=self.options.max_line)
 
     def _eof(self) -> None:
-        if self._partial and not self._quitting:  # §5.1: pending bytes form the last line
-            self._queue(bytes(self._partial).decode("latin-1"))
-        self._partial.clear()
+        if not self._quitting:  # §5.1: pending bytes form the last line
+            self._lines.end()
         self._at_eof = True
         self._deliver()
 

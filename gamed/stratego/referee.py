@@ -2,24 +2,24 @@
 
 The pure parts come first: reply parsing with C++ stream semantics (ucc-stratego §5.4), setup
 validation (§5.2), the log (§8), the result line (§7) and replay parsing (§9). ``StrategoReferee``
-then runs a match over two ``ISeat`` objects (an AI program, a person, a replayed log, a network
-connection): it asks for setups and moves, judges them with ``gamed.stratego.rules``, and fires
-with a ``MatchResult``. It knows nothing about processes or terminals; the seats do.
+then runs a match over two seats (``gamed.stratego.seats.ISeat``: an AI program, a person, a
+replayed log, a network connection): it asks for setups and moves, judges them with
+``gamed.stratego.rules``, and returns a ``MatchResult``. It knows nothing about processes or
+terminals; the seats do.
+
+The referee is a coroutine that awaits what its seats return, so the same referee runs on the
+daemon's reactor (seats returning Deferreds, driven by ``defer.ensureDeferred``) and in
+``gamed-stratego``'s own small event loop (``gamed.stratego.pipes``). This module imports neither
+Twisted, zope.interface nor attrs: it is on the start-up path of ``gamed-stratego``, which the
+competition's tournament script starts once per game (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 import math
-import re
-from collections.abc import Callable, Iterable
-
-import attrs
-from twisted.internet import defer, task
-from twisted.internet.defer import Deferred
-from twisted.internet.interfaces import IReactorTime
-from twisted.logger import Logger
-from zope.interface import Attribute, Interface
+from collections.abc import Awaitable, Callable, Iterable
 
 from gamed.stratego import rules
 from gamed.stratego.rules import Board, Fight, Unit
@@ -69,14 +69,11 @@ def bad_setup_reason(who: str) -> str:
 # --- replies (§5.4) -------------------------------------------------------------------------
 
 
-@attrs.frozen
-class Move:
-    """An intelligible move reply (it may still be illegal)."""
+class Move(collections.namedtuple("Move", "x y direction mult")):
+    """An intelligible move reply (it may still be illegal): ``x``, ``y``, ``direction`` (``UP``,
+    ``DOWN``, ``LEFT`` or ``RIGHT``) and the multiplier ``mult``."""
 
-    x: int
-    y: int
-    direction: str
-    mult: int
+    __slots__ = ()
 
 
 class _Surrender:
@@ -108,10 +105,23 @@ def _read_int(text: str, i: int) -> tuple[int | None, int]:
     return int(text[start:i]), i
 
 
+def _decimal(word: str) -> bool:
+    """1 to 9 ASCII digits: a value C++ reads as the same int (within 32 bits)."""
+    return 0 < len(word) < 10 and word.isascii() and word.isdecimal()
+
+
 def parse_reply(text: str) -> Move | _Surrender | None:
     """A reply as the released manager read it: SURRENDER, a Move, or None (unintelligible)."""
     if text == "SURRENDER":
         return SURRENDER
+    # The common form first, ``X Y DIR`` or ``X Y DIR MULT`` with single spaces and plain digits:
+    # C++ reads it exactly so. Anything else takes the general reading below.
+    words = text.split(" ")
+    if 2 < len(words) < 5 and words[2] in rules.DIRECTIONS and _decimal(words[0]) and _decimal(words[1]):
+        if len(words) == 3:
+            return Move(int(words[0]), int(words[1]), words[2], 1)
+        if _decimal(words[3]):
+            return Move(int(words[0]), int(words[1]), words[2], int(words[3]))
     x, i = _read_int(text, 0)
     if x is None or not _INT32[0] <= x <= _INT32[1]:
         return None
@@ -177,69 +187,50 @@ class Timeout:
 TIMEOUT = Timeout()
 
 
-class ISeat(Interface):
-    """One side of a match: an AI program, a person, a replayed log or a connection."""
+class Ready:
+    """An awaitable whose value is already known: what a seat that answers at once (a replayed
+    log, a person who has quit) returns. It never suspends, so any driver (``ensureDeferred``,
+    ``gamed.stratego.pipes``) accepts it."""
 
-    name = Attribute("The NAME in the result line and the log (§2.5).")
-    argument = Attribute("The player argument as given: the OPPONENT shown to the other side.")
-    valid = Attribute("False when the player cannot be started: BAD_SETUP before anything is asked.")
-    human = Attribute("True for a person (the log then gives no executable hint).")
+    __slots__ = ("value",)
 
-    def setup(colour: str, opponent: str) -> Deferred:
-        """Ask for the setup; fires with the (up to 4) lines that arrived in time, in order."""
+    def __init__(self, value=None):
+        self.value = value
 
-    def start() -> None:
-        """RED only: the game begins (``START``)."""
+    def __await__(self):
+        return self.value
+        yield  # a generator that returns at once
 
-    def move(view: list[str], acceptable: Callable[[str], bool]) -> Deferred:
-        """Show the board view and ask for a reply; fires with the reply text, None at EOF, or
-        TIMEOUT. A person may be asked again until ``acceptable(reply)`` holds."""
-
-    def tell(line: str) -> None:
-        """A confirmation line (best effort)."""
-
-    def pause() -> None:
-        """The other side is thinking (SIGSTOP the program's process group)."""
-
-    def resume() -> None:
-        """This side's turn (SIGCONT)."""
-
-    def quit(result_line: str | None) -> Deferred:
-        """``QUIT <result line>`` (nothing when None: the operator quit), then end the player;
-        fires once it is gone."""
-
-    def kill() -> Deferred:
-        """End the player now (shutdown, Ctrl-C): no grace period; fires once it is gone."""
+    def __repr__(self) -> str:
+        return f"Ready({self.value!r})"
 
 
 # --- the match -------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class MatchOptions:
-    """What the command-line switches set for one match."""
+class MatchOptions(
+    collections.namedtuple(
+        "MatchOptions",
+        "max_turns timeout allow_illegal pause quit_grace stall max_line",
+        defaults=(5000, 2.0, False, True, 1.0, 0.0, 65536),
+    )
+):
+    """What the command-line switches set for one match (immutable; ``_replace`` changes a copy):
 
-    max_turns: int | None = 5000  # None: no limit (-m inf or negative)
-    timeout: float | None = 2.0  # None: no timeout (-T 0, negative or inf)
-    allow_illegal: bool = False  # -i
-    pause: bool = True  # --pause / --no-pause
-    quit_grace: float = 1.0  # --quit-grace
-    stall: float = 0.0  # -t: seconds; math.inf waits for the operator
-    max_line: int = 65536  # --max-line
+    ``max_turns`` (-m; None: no limit), ``timeout`` (-T, seconds; None: none), ``allow_illegal``
+    (-i), ``pause`` (--pause/--no-pause), ``quit_grace`` (--quit-grace, seconds), ``stall`` (-t,
+    seconds; math.inf waits for the operator), ``max_line`` (--max-line, bytes)."""
+
+    __slots__ = ()
 
 
-@attrs.frozen
-class MatchResult:
-    """The end of a match: the six result fields, the reason and the whole log."""
+class MatchResult(
+    collections.namedtuple("MatchResult", "name colour outcome turn red_value blue_value reason log")
+):
+    """The end of a match: the six result fields (``name``, ``colour``, ``outcome``, ``turn``,
+    ``red_value``, ``blue_value``), the ``reason`` and the whole ``log`` (a tuple of lines)."""
 
-    name: str
-    colour: str
-    outcome: Outcome
-    turn: int
-    red_value: int
-    blue_value: int
-    reason: str
-    log: tuple[str, ...]
+    __slots__ = ()
 
     @property
     def line(self) -> str:
@@ -256,32 +247,41 @@ class _End(Exception):
 
 
 class StrategoReferee:
-    """Runs one match between ``red`` and ``blue``; ``run()`` fires with the MatchResult.
+    """Runs one match between ``red`` and ``blue``: ``run()`` is a coroutine returning the
+    MatchResult. It awaits what the seats return, so it is driven like them: by
+    ``defer.ensureDeferred(referee.run())`` on the reactor, or by ``gamed.stratego.pipes``.
 
     Hooks: ``on_log(line)`` for each log line as it is written (``-o``), ``on_board(referee,
     final)`` before each half-move and at the end (``-p``/``-g``), ``wait_for_operator()`` for
-    ``-t inf`` (a Deferred firing True to go on, False to quit), ``on_start(referee)`` once both
+    ``-t inf`` (an awaitable giving True to go on, False to quit), ``on_start(referee)`` once both
     setups are placed and play begins, ``on_move(referee, side, confirmation)`` after each
-    half-move that was played (the board already updated; a flag capture too, before the end).
-    """
+    half-move that was played (the board already updated; a flag capture too, before the end),
+    ``on_error(exception)`` for an internal error (called inside the ``except`` block; by default
+    it is logged with twisted.logger).
 
-    _log = Logger()
+    The ``-t`` stall awaits ``sleep(seconds)``; without it, ``task.deferLater(clock, ...)`` when a
+    reactor ``clock`` is given (no stall otherwise).
+    """
 
     def __init__(
         self,
         red,
         blue,
         options: MatchOptions = MatchOptions(),
-        clock: IReactorTime | None = None,
+        clock=None,
         on_log: Callable[[str], None] = lambda line: None,
         on_board: Callable[[StrategoReferee, bool], None] | None = None,
-        wait_for_operator: Callable[[], Deferred] | None = None,
+        wait_for_operator: Callable[[], Awaitable[bool]] | None = None,
         on_start: Callable[[StrategoReferee], None] | None = None,
         on_move: Callable[[StrategoReferee, int, str], None] | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ):
         self.seats = (red, blue)
         self.options = options
         self.clock = clock
+        self._on_error = on_error if on_error is not None else _log_failure
+        self._sleep = sleep
         self.board = Board()
         self.turn = 0
         self.to_move = RED
@@ -319,14 +319,23 @@ class StrategoReferee:
             end = e
         except _Quit:
             end = None
-        except Exception:
-            self._log.failure("internal error in the referee")
+        except Exception as e:
+            self._on_error(e)
             end = _End(self.to_move, Outcome.INTERNAL_ERROR, INTERNAL)
         result = None if end is None else self._result(end)
-        red, blue = self.seats
         line = None if result is None else result.line
-        quits = [defer.maybeDeferred(red.quit, line), defer.maybeDeferred(blue.quit, line)]
-        await defer.gatherResults(quits, consumeErrors=True)
+        # Both are told at once (each grace period runs while the other side ends), then awaited.
+        quits = []
+        for seat in self.seats:
+            try:
+                quits.append(seat.quit(line))
+            except Exception as e:
+                self._on_error(e)
+        for quitting in quits:
+            try:
+                await quitting
+            except Exception as e:
+                self._on_error(e)
         return result
 
     def _result(self, end: _End) -> MatchResult:
@@ -492,8 +501,20 @@ class StrategoReferee:
             go_on = await self._wait_for_operator()
             if not go_on:
                 raise _Quit()
-        elif stall > 0 and not math.isinf(stall) and self.clock is not None:
-            await task.deferLater(self.clock, stall, lambda: None)
+        elif stall > 0 and not math.isinf(stall):
+            if self._sleep is not None:
+                await self._sleep(stall)
+            elif self.clock is not None:
+                from twisted.internet import task
+
+                await task.deferLater(self.clock, stall, lambda: None)
+
+
+def _log_failure(error: BaseException) -> None:
+    """The default ``on_error``: the traceback goes to twisted.logger (the daemon's log)."""
+    from twisted.logger import Logger
+
+    Logger(namespace="gamed.stratego.referee").failure("internal error in the referee")
 
 
 class _Quit(Exception):
@@ -502,13 +523,29 @@ class _Quit(Exception):
 
 # --- replays (§9) ---------------------------------------------------------------------------
 
-_MOVE_LINE = re.compile(r"\d+ (RED|BLU): ")
-_SUFFIX = re.compile(r" (?:OK|ILLEGAL|VICTORY_FLAG|VICTORY_ATTRITION|(?:KILLS|DIES|BOTHDIE) [FBs1-9] [FBs1-9])\Z")
+_PATTERNS: dict = {}
+
+
+def _pattern(name: str):
+    """The replay's regular expressions, compiled on first use (``re`` is not needed to play)."""
+    pattern = _PATTERNS.get(name)
+    if pattern is None:
+        import re
+
+        pattern = _PATTERNS[name] = re.compile(
+            {
+                "move": r"\d+ (RED|BLU): ",
+                "suffix": r" (?:OK|ILLEGAL|VICTORY_FLAG|VICTORY_ATTRITION|(?:KILLS|DIES|BOTHDIE) [FBs1-9] [FBs1-9])\Z",
+                "invalid": r"Controller for Player (RED|BLUE) is invalid!\Z",
+                "check": r'Check that executable "(.*)" exists',
+            }[name]
+        )
+    return pattern
 
 
 def reply_from_log(text: str) -> str:
     """Recover the reply R from a move line's text T (§9 step 4)."""
-    m = _SUFFIX.search(text)
+    m = _pattern("suffix").search(text)
     if m is not None:
         rest = text[: m.start()]
         parsed = parse_reply(rest)
@@ -517,14 +554,12 @@ def reply_from_log(text: str) -> str:
     return text
 
 
-@attrs.frozen
-class ParsedLog:
-    """What a replay needs from a ``-o`` log."""
+class ParsedLog(collections.namedtuple("ParsedLog", "names invalid setups replies")):
+    """What a replay needs from a ``-o`` log: ``names`` (RED's, BLUE's), ``invalid`` (for each
+    side: its program could not be started), ``setups`` (each side's 4 rows, or None for
+    ``INVALID!``) and ``replies`` (one per half-move, in order)."""
 
-    names: tuple[str, str]
-    invalid: tuple[bool, bool]  # sides whose program could not be started
-    setups: tuple[tuple[str, ...] | None, tuple[str, ...] | None]  # None: INVALID!
-    replies: tuple[str, ...]  # one per half-move, in order
+    __slots__ = ()
 
 
 def parse_log(lines: Iterable[str]) -> ParsedLog:
@@ -537,12 +572,12 @@ def parse_log(lines: Iterable[str]) -> ParsedLog:
     invalid_side = None
     while i < len(lines) and not lines[i].endswith(" RED SETUP"):
         line = lines[i]
-        m = re.fullmatch(r"Controller for Player (RED|BLUE) is invalid!", line)
+        m = _pattern("invalid").match(line)
         if m:
             invalid_side = 0 if m.group(1) == "RED" else 1
             invalid[invalid_side] = True
             names[invalid_side] = "human"
-        m = re.match(r'Check that executable "(.*)" exists', line)
+        m = _pattern("check").match(line)
         if m and invalid_side is not None:
             names[invalid_side] = m.group(1).split(" ")[0]
         i += 1
@@ -558,10 +593,67 @@ def parse_log(lines: Iterable[str]) -> ParsedLog:
                 setups[side] = tuple(lines[i : i + 4])
                 i += 4
     replies = []
+    move_line = _pattern("move")
     for line in lines[i:]:
-        m = _MOVE_LINE.match(line)
+        m = move_line.match(line)
         if m:
             replies.append(reply_from_log(line[m.end() :]))
         elif line.startswith("Game ends "):
             break
     return ParsedLog(tuple(names), tuple(invalid), tuple(setups), tuple(replies))
+
+
+class ReplayQueue:
+    """The move lines of a log, consumed in order by both sides (one per half-move)."""
+
+    def __init__(self, replies):
+        self.replies = collections.deque(replies)
+
+    def next(self) -> str:
+        """The next recorded reply; an empty reply once the log has none left (§9 step 5)."""
+        return self.replies.popleft() if self.replies else ""
+
+
+class ReplaySeat:
+    """One side of a replayed log (``-f``): its recorded setup and its share of the recorded
+    replies. Everything it returns is ``Ready``: a replay runs on any driver, without I/O."""
+
+    human = False
+
+    def __init__(self, log: ParsedLog, side: int, queue: ReplayQueue):
+        self.name = log.names[side]
+        self.argument = self.name
+        self.valid = not log.invalid[side]
+        self._setup = log.setups[side]
+        self._queue = queue
+
+    def setup(self, colour: str, opponent: str) -> Ready:
+        # A rejected setup (INVALID!) is not in the log: replay it as one that is invalid at once.
+        return Ready(list(self._setup) if self._setup is not None else ["INVALID!"])
+
+    def start(self) -> None:
+        pass
+
+    def move(self, view: list[str], acceptable: Callable[[str], bool]) -> Ready:
+        return Ready(self._queue.next())
+
+    def tell(self, line: str) -> None:
+        pass
+
+    def pause(self) -> None:
+        pass
+
+    def resume(self) -> None:
+        pass
+
+    def quit(self, result_line: str | None) -> Ready:
+        return Ready(None)
+
+    def kill(self) -> Ready:
+        return Ready(None)
+
+
+def replay_seats(log: ParsedLog) -> tuple[ReplaySeat, ReplaySeat]:
+    """RED and BLUE seats replaying ``log``."""
+    queue = ReplayQueue(log.replies)
+    return ReplaySeat(log, 0, queue), ReplaySeat(log, 1, queue)

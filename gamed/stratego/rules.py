@@ -11,14 +11,17 @@ The UCC move check (``ucc_check``) comes first; GGZ Combat's part follows it: ma
 up to 15 seats (``Layout.from_types``), the move checker with Combat's codes (``combat_check``),
 rush, board and count updates, per-recipient ATTACK values, the game-over test, the options
 check, random placement, per-seat views and ``CombatGame``, which plays move requests.
+
+The value classes (``Layout``, ``MoveResult``) are named tuples rather than attrs classes: this
+module is on the start-up path of ``gamed-stratego``, which the competition's tournament script
+starts once per game, and importing attrs would be a quarter of that start-up (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 import random
-
-import attrs
 
 
 class Unit(enum.IntEnum):
@@ -80,15 +83,14 @@ class Opt(enum.IntFlag):
     SHOW_ENEMY_UNITS = 0x8000
 
 
-@attrs.frozen
-class Layout:
-    """A map: size, lake and off-map cells (indices y*width + x), and each seat's setup zone."""
+class Layout(collections.namedtuple("Layout", "width height lakes zones offmap", defaults=(frozenset(),))):
+    """A map: size, lake and off-map cells (indices y*width + x), and each seat's setup zone.
 
-    width: int
-    height: int
-    lakes: frozenset[int]
-    zones: tuple[frozenset[int], ...]
-    offmap: frozenset[int] = frozenset()
+    Fields: ``width``, ``height`` (int), ``lakes`` (frozenset of cells), ``zones`` (a tuple of
+    frozensets, one per seat), ``offmap`` (frozenset, default empty). Immutable; ``_replace``
+    makes a changed copy."""
+
+    __slots__ = ()
 
     def index(self, x: int, y: int) -> int:
         return y * self.width + x
@@ -206,6 +208,7 @@ class Board:
         self.layout = layout
         self.seats = seats
         self.cells = [EMPTY] * (layout.width * layout.height)
+        self._blocked = tuple(sorted(layout.lakes | layout.offmap))
 
     def copy(self) -> Board:
         other = Board(self.layout, self.seats)
@@ -222,7 +225,8 @@ class Board:
         return [unit_of(c) for c in self.cells if c != EMPTY and owner_of(c) == owner]
 
     def mobile_count(self, owner: int) -> int:
-        return sum(1 for c in self.cells if c != EMPTY and c >> 4 == owner and c & 0x0F >= Unit.SPY)
+        # One pass in C over the cells (the UCC referee asks twice per half-move).
+        return sum(map(_mobile_cells(owner).__contains__, self.cells))
 
     def value(self, owner: int) -> int:
         """The UCC value of ``owner``'s pieces on the board."""
@@ -231,21 +235,41 @@ class Board:
     def view(self, seat: int | None, own_only: bool = True) -> list[str]:
         """Rows of tokens as ``seat`` sees them: its own pieces by token, other seats' pieces as
         ``#``, lakes ``+``, empty ``.``. ``seat`` None (a spectator after the game) sees all."""
+        cells = self.cells
+        chars = list(map(_view_table(seat).__getitem__, cells))  # EMPTY (-1) reads the last entry
+        for i in self._blocked:
+            if cells[i] == EMPTY:
+                chars[i] = "+"
+        text = "".join(chars)
         width = self.layout.width
-        lakes, offmap = self.layout.lakes, self.layout.offmap
-        rows = []
-        for y in range(self.layout.height):
-            row = []
-            for i in range(y * width, (y + 1) * width):
-                c = self.cells[i]
-                if c != EMPTY:
-                    row.append(TOKENS[c & 0x0F] if seat is None or c >> 4 == seat else "#")
-                elif i in lakes or i in offmap:
-                    row.append("+")
-                else:
-                    row.append(".")
-            rows.append("".join(row))
-        return rows
+        return [text[i : i + width] for i in range(0, len(text), width)]
+
+
+_MOBILE_CELLS: dict[int, frozenset[int]] = {}
+_VIEW_TABLES: dict[int | None, list[str]] = {}
+
+
+def _mobile_cells(owner: int) -> frozenset[int]:
+    """The cell values of ``owner``'s mobile pieces."""
+    cells = _MOBILE_CELLS.get(owner)
+    if cells is None:
+        cells = _MOBILE_CELLS[owner] = frozenset(cell_value(owner, u) for u in MOBILE)
+    return cells
+
+
+def _view_table(seat: int | None) -> list[str]:
+    """The character of each cell value (0..255) in ``seat``'s view; the last entry, 255, is no
+    piece (owners stop at 14), so ``table[EMPTY]`` is ``.``."""
+    table = _VIEW_TABLES.get(seat)
+    if table is None:
+        table = ["#"] * 256
+        for owner in range(16):
+            if seat is None or owner == seat:
+                for unit, token in enumerate(TOKENS):
+                    table[owner << 4 | unit] = token
+        table[EMPTY] = "."
+        _VIEW_TABLES[seat] = table
+    return table
 
 
 # --- combat ---------------------------------------------------------------------------------
@@ -609,20 +633,22 @@ class MoveKind(enum.Enum):
     GAME_OVER = "over"  # the game had already ended: GAMEOVER(winner) + full SYNC, nothing changed
 
 
-@attrs.frozen
-class MoveResult:
+class MoveResult(
+    collections.namedtuple(
+        "MoveResult",
+        "kind seat source target code options pair defender winner",
+        defaults=(Opt.NONE, None, -1, None),
+    )
+):
     """The outcome of one CBT_REQ_MOVE, for the protocol layer to encode. ``winner`` is set when
-    the game is over after it (this move ended it, or it had ended before: GAME_OVER)."""
+    the game is over after it (this move ended it, or it had ended before: GAME_OVER).
 
-    kind: MoveKind
-    seat: int  # the sender
-    source: int
-    target: int
-    code: int  # combat_check's result (or -3 for a sender out of turn; 0 for GAME_OVER)
-    options: Opt = Opt.NONE
-    pair: tuple[int, int] | None = None  # (fA, fD) of an attack
-    defender: int = -1  # the defending seat of an attack
-    winner: int | None = None
+    Fields: ``kind`` (MoveKind), ``seat`` (the sender), ``source``, ``target``, ``code``
+    (combat_check's result, or -3 for a sender out of turn, 0 for GAME_OVER), ``options`` (Opt),
+    ``pair`` ((fA, fD) of an attack, or None), ``defender`` (the defending seat of an attack, or
+    -1), ``winner`` (int or None)."""
+
+    __slots__ = ()
 
     def attack_for(self, recipient: int) -> tuple[int, int, int, int]:
         """The CBT_MSG_ATTACK payload ``from, WHO_from, to, WHO_to`` for ``recipient`` (§11.4)."""

@@ -1,72 +1,62 @@
-"""Seats that need no process: a replayed ``-o`` log (``-f``).
+"""The seat interface of the UCC referee (``ISeat``), and which seats provide it.
 
-Program seats (AI subprocesses) are in ``gamed.stratego.process``; the console seat for a person
-in ``gamed.stratego.console``.
+A seat is one side of a match (ucc-stratego §12.1): ``ProgramSeat`` (an AI program on the
+daemon's reactor, ``gamed.stratego.process``), ``PipeSeat`` (an AI program in gamed-stratego's
+own loop, ``gamed.stratego.pipes``), ``ConsoleSeat`` (a person at the console,
+``gamed.stratego.console``) and ``ReplaySeat`` (a replayed ``-o`` log, ``gamed.stratego.referee``).
+The last three are declared here rather than where they are defined: their modules are on the
+start-up path of ``gamed-stratego``, which imports no zope.interface (docs/performance.md).
 """
 
 from __future__ import annotations
 
-import collections
-from collections.abc import Callable
+from zope.interface import Attribute, Interface, classImplements
 
-from twisted.internet import defer
-from twisted.internet.defer import Deferred
-from zope.interface import implementer
-
-from gamed.stratego.referee import ISeat, ParsedLog
+from gamed.stratego.console import ConsoleSeat
+from gamed.stratego.pipes import PipeSeat
+from gamed.stratego.referee import ReplaySeat
 
 
-class ReplayQueue:
-    """The move lines of a log, consumed in order by both sides (one per half-move)."""
+class ISeat(Interface):
+    """One side of a match: an AI program, a person, a replayed log or a connection.
 
-    def __init__(self, replies):
-        self.replies = collections.deque(replies)
+    The methods that wait return an awaitable that the referee awaits: a Deferred for a seat on
+    the reactor, a ``pipes.Waiter`` for a seat in gamed-stratego's loop, or ``referee.Ready``
+    (or a coroutine) for one that needs no waiting of its own. The referee is driven by the same
+    kind of driver as its seats."""
 
-    def next(self) -> str:
-        """The next recorded reply; an empty reply once the log has none left (§9 step 5)."""
-        return self.replies.popleft() if self.replies else ""
+    name = Attribute("The NAME in the result line and the log (§2.5).")
+    argument = Attribute("The player argument as given: the OPPONENT shown to the other side.")
+    valid = Attribute("False when the player cannot be started: BAD_SETUP before anything is asked.")
+    human = Attribute("True for a person (the log then gives no executable hint).")
 
+    def setup(colour: str, opponent: str):
+        """Ask for the setup; gives the (up to 4) lines that arrived in time, in order."""
 
-@implementer(ISeat)
-class ReplaySeat:
-    """One side of a replayed log: its recorded setup and its share of the recorded replies."""
+    def start() -> None:
+        """RED only: the game begins (``START``)."""
 
-    human = False
+    def move(view: list[str], acceptable):
+        """Show the board view and ask for a reply; gives the reply text, None at EOF, or
+        TIMEOUT. A person may be asked again until ``acceptable(reply)`` holds."""
 
-    def __init__(self, log: ParsedLog, side: int, queue: ReplayQueue):
-        self.name = log.names[side]
-        self.argument = self.name
-        self.valid = not log.invalid[side]
-        self._setup = log.setups[side]
-        self._queue = queue
+    def tell(line: str) -> None:
+        """A confirmation line (best effort; it reaches the program before its next query)."""
 
-    def setup(self, colour: str, opponent: str) -> Deferred:
-        # A rejected setup (INVALID!) is not in the log: replay it as one that is invalid at once.
-        return defer.succeed(list(self._setup) if self._setup is not None else ["INVALID!"])
+    def pause() -> None:
+        """The other side is thinking (SIGSTOP the program's process group)."""
 
-    def start(self) -> None:
-        pass
+    def resume() -> None:
+        """This side's turn (SIGCONT)."""
 
-    def move(self, view: list[str], acceptable: Callable[[str], bool]) -> Deferred:
-        return defer.succeed(self._queue.next())
+    def quit(result_line: str | None):
+        """``QUIT <result line>`` (nothing when None: the operator quit), then end the player;
+        gives None once it is gone."""
 
-    def tell(self, line: str) -> None:
-        pass
-
-    def pause(self) -> None:
-        pass
-
-    def resume(self) -> None:
-        pass
-
-    def quit(self, result_line: str | None) -> Deferred:
-        return defer.succeed(None)
-
-    def kill(self) -> Deferred:
-        return defer.succeed(None)
+    def kill():
+        """End the player now (shutdown, Ctrl-C): no grace period; gives None once it is gone."""
 
 
-def replay_seats(log: ParsedLog) -> tuple[ReplaySeat, ReplaySeat]:
-    """RED and BLUE seats replaying ``log``."""
-    queue = ReplayQueue(log.replies)
-    return ReplaySeat(log, 0, queue), ReplaySeat(log, 1, queue)
+classImplements(ReplaySeat, ISeat)
+classImplements(PipeSeat, ISeat)
+classImplements(ConsoleSeat, ISeat)

@@ -8,7 +8,8 @@ import collections
 from twisted.internet import defer
 from zope.interface import implementer
 
-from gamed.stratego.referee import TIMEOUT, ISeat, MatchOptions, StrategoReferee
+from gamed.stratego.referee import TIMEOUT, MatchOptions, StrategoReferee
+from gamed.stratego.seats import ISeat
 
 RED_DEFAULT = ["FB8sB479B8", "BB31555583", "6724898974", "967B669999"]
 BLUE_DEFAULT = ["967B669999", "6724898974", "BB31555583", "FB8sB479B8"]

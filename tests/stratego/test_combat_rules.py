@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import attrs
 import pytest
 
 from gamed.combat.maps import shipped_maps
@@ -60,7 +59,7 @@ def game_with(layout: Layout, units: dict[int, int], seats=2, options=O.NONE, rn
     """A game in PLAYING with ``units`` on the board and ``remaining`` counted from them. (The
     layout gets whole-board zones so that a small army passes the options check; zones play no
     part once the game runs.)"""
-    zoned = attrs.evolve(layout, zones=(frozenset(range(layout.width * layout.height)),) * seats)
+    zoned = layout._replace(zones=(frozenset(range(layout.width * layout.height)),) * seats)
     game = CombatGame(zoned, (1,) + (0,) * 10 + (1,), seats, options, rng)
     game.board = board_of(layout, units, seats)
     game.remaining = [[0] * 12 for _ in range(seats)]

@@ -24,7 +24,7 @@ from gamed import children
 from gamed.stratego import process
 from gamed.stratego.process import OVERLONG, ProgramSeat, leader_command, resolve_program
 from gamed.stratego.referee import MatchOptions, Outcome, StrategoReferee, parse_log
-from gamed.stratego.seats import replay_seats
+from gamed.stratego.referee import replay_seats
 from tests.stratego.programs import compile_fast_ai
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")]

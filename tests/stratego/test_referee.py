@@ -358,7 +358,7 @@ def test_turn_limit_comes_before_the_attrition_check():
 def test_replaying_the_example_log_reproduces_its_result():
     red, blue = pair(["0 3 DOWN", "9 2 DOWN"], ["9 6 UP 3", "SURRENDER"])
     result = play(red, blue)
-    from gamed.stratego.seats import replay_seats
+    from gamed.stratego.referee import replay_seats
 
     replayed = play(*replay_seats(parse_log(result.log)))
     assert replayed.line == result.line and replayed.log == result.log

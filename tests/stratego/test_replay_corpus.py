@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gamed.stratego.referee import parse_log
-from gamed.stratego.seats import replay_seats
+from gamed.stratego.referee import replay_seats
 from tests.stratego.corpus import logs, with_result
 from tests.stratego.scripted import play
 

@@ -1,0 +1,736 @@
+"""gamed-stratego's own event loop, and the AI programs and console it serves (no Twisted).
+
+The competition's tournament script starts the manager once per game, so ``gamed-stratego`` pays
+its start-up and its per-half-move cost in every game (docs/performance.md, "Stratego referee").
+It therefore runs its one match in this small loop instead of the Twisted reactor, which the
+daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
+
+- ``SelectorLoop``: ``selectors`` for the pipes and stdin, a heap of timers on the monotonic
+  clock, signals through ``signal.set_wakeup_fd`` (handled between events, never in the middle of
+  one), and ``start(coroutine)``, which runs the referee: it awaits ``Waiter`` objects.
+- ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``os.posix_spawn`` as the leader
+  of a new session and process group (no helper process, ``argv[0]`` as given, no PATH search,
+  SIGPIPE and SIGXFSZ back to their defaults), its replies framed by ``wire.ReplyFramer``, whole
+  lines timed (§5.7), its process group paused while the other side thinks (§5.9), and ended with
+  ``QUIT``, a grace period, SIGKILL to the group and reaping (§5.6, §11 row 2). Its exit is
+  noticed through a pidfd (no SIGCHLD handler: stopping and continuing the AIs wakes nobody).
+  Writes go straight to the non-blocking pipe; with pausing on, the confirmations for a side are
+  sent together with its next query (it is stopped in between, so it reads the same bytes; one
+  write per half-move instead of three).
+- ``PipeConsole``: stdin for the people and the ``-t`` prompt (``console.ConsoleLines``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import os
+import selectors
+import signal
+import time
+from collections.abc import Callable
+
+from gamed.children import become_subreaper
+from gamed.stratego.console import ConsoleLines
+from gamed.stratego.referee import TIMEOUT, MatchOptions, Ready
+from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, ReplyFramer, encode, resolve_program
+
+_READ_SIZE = 1 << 16
+_REAP_POLL = 0.002  # seconds between waitid polls for killed group members (and, without a pidfd, exits)
+_REAP_LIMIT = 1.0  # after SIGKILL: how long to wait for the group to die before giving up
+
+
+class Waiter:
+    """A value that arrives later: what the loop's seats return and the referee awaits (the
+    loop's small Deferred). ``fire(value)`` delivers it once; the awaiting coroutine goes on at
+    once, inside that call."""
+
+    __slots__ = ("done", "value", "_wake")
+
+    def __init__(self):
+        self.done = False
+        self.value = None
+        self._wake: Callable[[], None] | None = None
+
+    def fire(self, value=None) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.value = value
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            wake()
+
+    def __await__(self):
+        if not self.done:
+            yield self
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"<Waiter {'done: ' + repr(self.value) if self.done else 'waiting'}>"
+
+
+class _Timer:
+    __slots__ = ("call", "active")
+
+    def __init__(self, call: Callable[[], None]):
+        self.call = call
+        self.active = True
+
+    def cancel(self) -> None:
+        self.active = False
+
+
+class SelectorLoop:
+    """The event loop of one gamed-stratego process (see the module docstring).
+
+    ``failure`` holds an exception raised by a callback or by a coroutine run with ``start``:
+    ``run`` then returns at once, and the caller reports it.
+    """
+
+    def __init__(self):
+        self._selector = selectors.DefaultSelector()
+        self._timers: list = []  # heap of (deadline, sequence, _Timer)
+        self._sequence = 0
+        self._signal_fd: int | None = None
+        self._on_signal: Callable[[int], None] | None = None
+        self.failure: BaseException | None = None
+
+    # --- time --------------------------------------------------------------------------------
+
+    def seconds(self) -> float:
+        return time.monotonic()
+
+    def call_later(self, delay: float, call: Callable[[], None]) -> _Timer:
+        """Call ``call()`` after ``delay`` seconds; ``cancel()`` the result to forget it."""
+        timer = _Timer(call)
+        self._sequence += 1
+        heapq.heappush(self._timers, (time.monotonic() + delay, self._sequence, timer))
+        return timer
+
+    def sleep(self, seconds: float) -> Waiter:
+        """A Waiter that fires after ``seconds`` (the ``-t`` stall)."""
+        waiter = Waiter()
+        self.call_later(seconds, waiter.fire)
+        return waiter
+
+    # --- descriptors -------------------------------------------------------------------------
+
+    def add_reader(self, fd: int, call: Callable[[], None]) -> None:
+        """Call ``call()`` whenever ``fd`` is readable. Raises PermissionError for a descriptor
+        that cannot be polled (a regular file, /dev/null)."""
+        self._selector.register(fd, selectors.EVENT_READ, call)
+
+    def add_writer(self, fd: int, call: Callable[[], None]) -> None:
+        self._selector.register(fd, selectors.EVENT_WRITE, call)
+
+    def remove(self, fd: int) -> None:
+        """Stop watching ``fd`` (no error if it was not watched)."""
+        try:
+            self._selector.unregister(fd)
+        except (KeyError, ValueError):
+            pass
+
+    # --- signals -----------------------------------------------------------------------------
+
+    def watch_signals(self, signums, on_signal: Callable[[int], None]) -> None:
+        """Handle ``signums`` with ``on_signal(signum)``, called from the loop between events."""
+        if not signums:
+            return
+        read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._signal_fd = read_end
+        self._on_signal = on_signal
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        for signum in signums:
+            signal.signal(signum, _note_signal)  # the number arrives through the wakeup fd
+        self.add_reader(read_end, self._signalled)
+
+    def _signalled(self) -> None:
+        try:
+            data = os.read(self._signal_fd, 64)
+        except OSError:
+            return
+        for signum in data:
+            self._on_signal(signum)
+
+    # --- coroutines --------------------------------------------------------------------------
+
+    def start(self, coroutine) -> Waiter:
+        """Run ``coroutine`` (it awaits Waiters and Ready values); the Waiter returned fires
+        with its result. An exception it raises ends the loop (``failure``)."""
+        done = Waiter()
+
+        def step() -> None:
+            while True:
+                try:
+                    waiter = coroutine.send(None)
+                except StopIteration as stop:
+                    done.fire(stop.value)
+                    return
+                except BaseException as e:  # noqa: BLE001 - reported by whoever runs the loop
+                    self.failure = e
+                    return
+                if type(waiter) is not Waiter:
+                    self.failure = TypeError(f"a coroutine in the loop awaited {waiter!r}, not a Waiter")
+                    return
+                if not waiter.done:
+                    waiter._wake = step
+                    return
+
+        step()
+        return done
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    def run(self, until: Waiter) -> None:
+        """Handle events and timers until ``until`` has fired (or a callback failed)."""
+        select = self._selector.select
+        timers = self._timers
+        monotonic = time.monotonic
+        while not until.done and self.failure is None:
+            timeout = None
+            while timers:
+                deadline, _, timer = timers[0]
+                if not timer.active:
+                    heapq.heappop(timers)
+                    continue
+                timeout = max(0.0, deadline - monotonic())
+                break
+            if timeout is None and not self._selector.get_map():
+                raise RuntimeError("the loop has nothing left to wait for")
+            for key, _ in select(timeout):
+                try:
+                    key.data()
+                except BaseException as e:  # noqa: BLE001
+                    self.failure = e
+                    return
+            if timers:
+                now = monotonic()
+                while timers and timers[0][0] <= now:
+                    timer = heapq.heappop(timers)[2]
+                    if timer.active:
+                        timer.active = False
+                        try:
+                            timer.call()
+                        except BaseException as e:  # noqa: BLE001
+                            self.failure = e
+                            return
+
+
+def _note_signal(signum, frame) -> None:
+    """The Python-level handler: nothing to do here (see SelectorLoop.watch_signals)."""
+
+
+# --- an AI program ---------------------------------------------------------------------------------
+
+
+class PipeSeat:
+    """An AI program as a seat in gamed-stratego's loop (ucc-stratego §2.5, §5; see the module
+    docstring). The program inherits our working directory and stderr; ``env`` is its whole
+    environment. After ``quit()``/``kill()`` has fired, ``exit_code`` and ``exit_signal`` say how
+    the program ended (both None if it never ran). ``warn(text)`` reports what goes wrong (a
+    program that cannot be started) on stderr.
+    """
+
+    human = False
+
+    def __init__(self, argument: str, options: MatchOptions, loop: SelectorLoop, env: dict, warn=None):
+        self.argument = argument
+        self.name = argument.split(" ", 1)[0]
+        self.options = options
+        self.exit_code: int | None = None
+        self.exit_signal: int | None = None
+        self._loop = loop
+        self._warn = warn if warn is not None else _stderr
+        self._pausing = options.pause
+        timeout = options.timeout
+        self._timeout = timeout if timeout is not None and 0 < timeout < math.inf else None  # §5.7: else none
+        # reading
+        self._lines = ReplyFramer(options.max_line)
+        self._stdout: int | None = None
+        self._reading = False
+        self._at_eof = False
+        self._pending: Waiter | None = None
+        self._timer: _Timer | None = None
+        # writing
+        self._stdin: int | None = None
+        self._out = bytearray()  # what the pipe did not take yet
+        self._close_stdin_after = False
+        self._told: list[str] = []  # confirmations held for the next query (while pausing)
+        self._gone = False  # more than OUTPUT_LIMIT waited for it
+        # the process and its end
+        self._pid: int | None = None
+        self._pidfd: int | None = None
+        self._exited = False
+        self._reaped = False
+        self._quitting = False
+        self._finished = False
+        self._quit_waiters: list[Waiter] = []
+        self._kill_timer: _Timer | None = None
+        self._reap_deadline = 0.0
+
+        self.argv = resolve_program(argument)
+        self.valid = self.argv is not None
+        if self.valid:
+            self._spawn(env)
+
+    def __repr__(self) -> str:
+        return f"<PipeSeat {self.argument!r} pid={self._pid}>"
+
+    @property
+    def pid(self) -> int | None:
+        """The program's process id, also the id of its process group (None if never started)."""
+        return self._pid
+
+    # --- start ---------------------------------------------------------------------------------
+
+    def _spawn(self, env: dict) -> None:
+        become_subreaper()
+        ends: list[int] = []
+        try:
+            stdin_read, stdin_write = _pipe(ends)
+            stdout_read, stdout_write = _pipe(ends)
+            actions = [(os.POSIX_SPAWN_DUP2, stdin_read, 0), (os.POSIX_SPAWN_DUP2, stdout_write, 1)]
+            defaults = (signal.SIGPIPE, signal.SIGXFSZ)  # Python ignores them; an exec keeps that
+            try:
+                self._pid = os.posix_spawn(self.argv[0], self.argv, env, file_actions=actions, setsigdef=defaults, setsid=True)
+            except NotImplementedError:  # no POSIX_SPAWN_SETSID: a new process group at least
+                self._pid = os.posix_spawn(self.argv[0], self.argv, env, file_actions=actions, setsigdef=defaults, setpgroup=0)
+        except OSError as e:
+            # §2.5: an exec that fails after the checks behaves like a program that exits at once.
+            self._warn(f"{self.name}: could not start {self.argv!r}: {e.strerror or e}")
+            for fd in ends:
+                os.close(fd)
+            self._at_eof = self._exited = self._reaped = True
+            return
+        os.close(stdin_read)
+        os.close(stdout_write)
+        self._stdin, self._stdout = stdin_write, stdout_read
+        os.set_blocking(stdin_write, False)
+        os.set_blocking(stdout_read, False)
+        self._start_reading()
+        try:
+            self._pidfd = os.pidfd_open(self._pid)
+        except (AttributeError, OSError):  # before Linux 5.3: its exit is polled for at the end
+            self._pidfd = None
+        else:
+            self._loop.add_reader(self._pidfd, self._on_exit)
+
+    # --- ISeat -----------------------------------------------------------------------------------
+
+    def setup(self, colour: str, opponent: str):
+        """``<COLOUR> <opponent> 10 10``; gives the (up to 4) lines that arrived in time."""
+        if not self.valid:
+            return Ready([])
+        self._write(encode(f"{colour} {opponent} 10 10\n"))
+        return self._setup_lines()
+
+    async def _setup_lines(self) -> list[str]:
+        lines = []
+        for _ in range(4):
+            line = await self._read_line()
+            if line is None or line is TIMEOUT:
+                break
+            lines.append(line)
+        return lines
+
+    def start(self) -> None:
+        if self.valid:
+            self._write(b"START\n")
+
+    def move(self, view: list[str], acceptable: Callable[[str], bool]):
+        """The confirmations held for it, the 10 view lines, then one reply: its text, None at
+        EOF, or TIMEOUT."""
+        if not self.valid:
+            return Ready(None)
+        if self._told:
+            view = self._told + view
+            self._told = []
+        self._write(encode("\n".join(view) + "\n"))
+        return self._read_line()
+
+    def tell(self, line: str) -> None:
+        if not self.valid:
+            return
+        if self._pausing:
+            self._told.append(line)  # it is stopped until its next query, which carries it
+        else:
+            self._write(encode(line + "\n"))
+
+    def pause(self) -> None:
+        if self._pausing and self.valid:
+            self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self._pausing and self.valid:
+            self._signal_group(signal.SIGCONT)
+
+    def quit(self, result_line: str | None):
+        """Continue the group, ``QUIT <result line>``, close stdin, wait for the exit or the grace
+        period, SIGKILL the group, reap it; gives None once the program has ended."""
+        return self._end(result_line, max(self.options.quit_grace, 0.0))
+
+    def kill(self):
+        """SIGKILL the group now and reap it (the manager was interrupted, §11 row 17); gives None
+        once the program has ended. Also cuts short the grace period of a ``quit()`` under way."""
+        return self._end(None, 0.0)
+
+    def _end(self, result_line: str | None, grace: float):
+        if self._finished or not self.valid:
+            return Ready(None)
+        waiter = Waiter()
+        self._quit_waiters.append(waiter)
+        if self._quitting:
+            if grace == 0.0 and self._kill_timer is not None:
+                self._kill()
+            return waiter
+        self._quitting = True
+        self._cancel_read()
+        self._signal_group(signal.SIGCONT)
+        text = self._told
+        self._told = []
+        if result_line is not None:
+            text.append(f"QUIT {result_line}")
+        if text:
+            self._write(encode("\n".join(text) + "\n"))
+        self._close_stdin()
+        self._lines.clear()
+        self._start_reading()  # drain the program's output so that it is never blocked writing
+        if self._exited or grace == 0.0:
+            self._kill()
+        else:
+            self._kill_timer = self._loop.call_later(grace, self._kill)
+            if self._pidfd is None:
+                self._loop.call_later(_REAP_POLL, self._poll_exit)
+        return waiter
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        """Best effort: a program that is gone or closed its stdin just does not get it."""
+        if self._gone or self._stdin is None:
+            return
+        if self._out:  # the pipe is full: queue behind what waits
+            self._out += data
+        else:
+            try:
+                written = os.write(self._stdin, data)
+            except BlockingIOError:
+                written = 0
+            except OSError:  # EPIPE: it closed its stdin (or exited); never ends the game (§11 row 1)
+                self._drop_stdin()
+                return
+            if written == len(data):
+                return
+            self._out += data[written:]
+            self._loop.add_writer(self._stdin, self._on_writable)
+        if len(self._out) > OUTPUT_LIMIT and not self._quitting:
+            self._gone = True  # it stopped reading its input: judged at its next ask (EOF)
+            self._warn(f"{self.name}: judged gone: it stopped reading its input ({OUTPUT_LIMIT} bytes are waiting for it)")
+            self._out.clear()
+            self._drop_stdin()
+            self._deliver()
+
+    def _on_writable(self) -> None:
+        try:
+            written = os.write(self._stdin, self._out)
+        except BlockingIOError:
+            return
+        except OSError:
+            self._drop_stdin()
+            return
+        del self._out[:written]
+        if not self._out:
+            self._loop.remove(self._stdin)
+            if self._close_stdin_after:
+                self._drop_stdin()
+
+    def _close_stdin(self) -> None:
+        """Close its stdin once what waits has been written."""
+        if self._out:
+            self._close_stdin_after = True
+        else:
+            self._drop_stdin()
+
+    def _drop_stdin(self) -> None:
+        if self._stdin is not None:
+            self._loop.remove(self._stdin)
+            os.close(self._stdin)
+            self._stdin = None
+        self._out.clear()
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def _read_line(self) -> Waiter:
+        """The next line: its text, None at EOF (or when gone), or TIMEOUT after the whole-line
+        timeout. Lines that arrived early are used first."""
+        assert self._pending is None, "one ask at a time"
+        waiter = self._pending = Waiter()
+        self._deliver()
+        if self._pending is waiter and self._timeout is not None:
+            self._timer = self._loop.call_later(self._timeout, self._on_timeout)
+        return waiter
+
+    def _deliver(self) -> None:
+        waiter = self._pending
+        if waiter is None:
+            return
+        if self._gone:
+            reply = None
+        elif self._lines.lines:
+            reply = self._lines.pop()
+            if not self._reading and self._lines.cost <= EARLY_LIMIT // 2:
+                self._start_reading()
+        elif self._at_eof:
+            reply = None
+        else:
+            return
+        self._pending = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter.fire(reply)
+
+    def _on_timeout(self) -> None:
+        self._timer = None
+        waiter, self._pending = self._pending, None
+        if waiter is not None:
+            self._lines.drop_partial()  # §5.7: partial bytes at the deadline are discarded
+            waiter.fire(TIMEOUT)
+
+    def _cancel_read(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        waiter, self._pending = self._pending, None
+        if waiter is not None:  # ended while asking (a signal, the operator quit): as EOF
+            waiter.fire(None)
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._stdout, _READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._stop_reading()
+            if not self._quitting:
+                self._lines.end()  # §5.1: pending bytes form the last line
+            self._at_eof = True
+            self._deliver()
+            return
+        if self._quitting or self._gone:
+            return  # drained and dropped
+        lines = self._lines
+        lines.feed(data)
+        if lines.cost > EARLY_LIMIT:
+            self._stop_reading()  # the program blocks on its pipe until we need its lines
+        if self._pending is not None:
+            self._deliver()
+
+    def _start_reading(self) -> None:
+        if not self._reading and self._stdout is not None and not self._at_eof:
+            self._reading = True
+            self._loop.add_reader(self._stdout, self._on_readable)
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove(self._stdout)
+
+    # --- signals and the end -------------------------------------------------------------------
+
+    def _signal_group(self, signum: int) -> None:
+        if self._pid is None or self._reaped:
+            return
+        try:
+            os.killpg(self._pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is empty
+
+    def _on_exit(self) -> None:
+        """The pidfd is readable: the program has exited."""
+        self._loop.remove(self._pidfd)
+        self._reap_leader()
+
+    def _poll_exit(self) -> None:
+        if not (self._exited or self._reaped) and not self._reap_leader():
+            self._loop.call_later(_REAP_POLL, self._poll_exit)
+
+    def _reap_leader(self) -> bool:
+        """Reap the program if it has exited (then, when ending, kill and reap the rest of its
+        group); False while it runs."""
+        if self._exited:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:
+            info = None
+            self._exited = True
+        else:
+            if info is None:
+                return False
+            self._record(info)
+        if self._quitting:
+            self._kill()
+        return True
+
+    def _record(self, info) -> None:
+        self._exited = True
+        if info.si_code == os.CLD_EXITED:
+            self.exit_code = info.si_status
+        else:  # killed or dumped
+            self.exit_signal = info.si_status
+
+    def _kill(self) -> None:
+        """SIGKILL the whole group (stragglers too, once the leader is gone) and reap it."""
+        if self._kill_timer is not None:
+            self._kill_timer.cancel()
+            self._kill_timer = None
+        if self._reaped or self._reap_deadline:
+            return
+        self._signal_group(signal.SIGKILL)
+        self._reap_deadline = time.monotonic() + _REAP_LIMIT
+        self._reap()
+
+    def _reap(self) -> None:
+        """Reap the killed members of the group that are our children (the program, and what it
+        left behind: we are its subreaper)."""
+        while True:
+            try:
+                info = os.waitid(os.P_PGID, self._pid, os.WEXITED | os.WNOHANG)
+            except ChildProcessError:  # nobody of that group is left
+                break
+            if info is None:  # members left that have not died yet
+                if time.monotonic() >= self._reap_deadline:
+                    self._warn(f"{self.name}: process group {self._pid} not reaped")
+                    break
+                self._loop.call_later(_REAP_POLL, self._reap)
+                return
+            if info.si_pid == self._pid:
+                self._record(info)
+        self._reaped = True
+        self._finish()
+
+    def _finish(self) -> None:
+        self._finished = True
+        self._stop_reading()
+        for fd in (self._stdout, self._pidfd):
+            if fd is not None:
+                self._loop.remove(fd)
+                os.close(fd)
+        self._stdout = self._pidfd = None
+        self._drop_stdin()
+        waiters, self._quit_waiters = self._quit_waiters, []
+        for waiter in waiters:
+            waiter.fire(None)
+
+
+def _pipe(ends: list[int]) -> tuple[int, int]:
+    """A close-on-exec pipe whose ends are above the standard descriptors (so that the spawn's
+    dup2 onto 0 and 1 always copies them), recorded in ``ends``."""
+    pair = []
+    for fd in os.pipe2(os.O_CLOEXEC):
+        if fd <= 2:
+            import fcntl
+
+            moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+            os.close(fd)
+            fd = moved
+        ends.append(fd)
+        pair.append(fd)
+    return pair[0], pair[1]
+
+
+def _stderr(text: str) -> None:
+    try:
+        os.write(2, (text + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+# --- the console -----------------------------------------------------------------------------------
+
+
+class PipeConsole(ConsoleLines):
+    """stdin read in gamed-stratego's loop (people and the ``-t`` prompt): ``read_line`` gives
+    Waiters. A descriptor that cannot be polled (a regular file, /dev/null) never blocks, so it
+    is simply read when a line is wanted."""
+
+    def __init__(self, loop: SelectorLoop, stdin_fd: int = 0, max_line: int = 65536, max_queued: int = 1000):
+        super().__init__(stdin_fd, max_line, max_queued)
+        self._loop = loop
+        self._started = False
+        self._watched = False
+        self._made_nonblocking = False
+
+    def read_line(self):
+        self._start()
+        while not self._watched and not self._eof and not self._lines:
+            self._on_readable()  # a file: read on until a line or the end
+        return super().read_line()
+
+    def close(self) -> None:
+        """Stop reading and give stdin back in blocking mode (it may be the shell's terminal)."""
+        if self._watched:
+            self._loop.remove(self._fd)
+            self._watched = False
+        if self._made_nonblocking:
+            self._made_nonblocking = False
+            try:
+                os.set_blocking(self._fd, True)
+            except OSError:
+                pass
+        if not self._eof:
+            self._ended()
+
+    def _start(self) -> None:
+        if self._started or self._eof:
+            return
+        self._started = True
+        try:
+            if os.get_blocking(self._fd):
+                os.set_blocking(self._fd, False)
+                self._made_nonblocking = True
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._watched = True
+        except PermissionError:
+            pass  # not pollable: read_line reads it directly
+        except (OSError, ValueError):
+            self._ended()
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, _READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._received(data)
+        else:
+            if self._watched:
+                self._loop.remove(self._fd)
+                self._watched = False
+            self._ended()
+
+    def _waiter(self) -> Waiter:
+        return Waiter()
+
+    def _ready(self, value) -> Ready:
+        return Ready(value)
+
+    def _fire(self, waiter: Waiter, value) -> None:
+        waiter.fire(value)
+
+    def _pause_source(self) -> None:
+        if self._watched:
+            self._loop.remove(self._fd)
+
+    def _resume_source(self) -> None:
+        if self._watched:
+            self._loop.add_reader(self._fd, self._on_readable)
+
+
+__all__ = ["PipeConsole", "PipeSeat", "SelectorLoop", "Waiter"]
