@@ -1,34 +1,47 @@
-"""Stratego referee benchmark: games between the fast C example AIs, and a replay of the 2012 logs.
+"""Stratego referee benchmark: the gamed-stratego command as the tournament script runs it, one
+process per game, side by side with the original UCC manager; a replay of the 2012 logs; and,
+with --daemon, the referee inside the daemon's process.
 
-1. Process games. --games games (default 50) of examples/stratego/fast_ai against itself, each
-   side started with its own seed (drawn from --seed, so a run is reproducible and every phase
-   plays the same games). The referee runs in this process: StrategoReferee with two ProgramSeats
-   on the real Twisted reactor, MatchOptions(max_turns=1000, timeout=2.0, pause=True) as in the
-   2012 tournament (--no-pause: pause=False); the AIs are real subprocesses (through setsid, each
-   leading its own process group, as gamed-stratego starts them). The games are played one at a
-   time, then again --parallel at a time (default 2) on the same reactor. Reported per phase:
-   games/s (games / the phase's wall time), half-moves per game, referee CPU per half-move (this
-   process's user+sys time from getrusage(RUSAGE_SELF), children excluded, over the phase's
-   half-moves; it includes starting and ending the AIs), the AIs' CPU (RUSAGE_CHILDREN), wall time
-   per game (from creating the seats to both AIs reaped) p50/p99/max, and the outcomes. For the
-   sequential phase a game's wall time and the referee's CPU are also split into spawn (creating
-   the two seats: spawnProcess of setsid, which execs fast_ai), setup (until both setups are read), play (the
-   half-moves, up to the end of the game) and quit (QUIT, the AIs' exit, reaping).
-   A "150-turn game" (300 half-moves) is estimated per game as spawn + setup + quit + 300 x its
-   play time per half-move; games that lasted 120-180 turns are also reported as they are.
-2. Cut at 150 turns. The same games once more, one at a time, with max_turns=151: every game that
-   gets that far ends DRAW_DEFAULT after exactly 150 turns, so the wall time of a 150-turn game
-   (from creating the seats to both AIs reaped) is measured directly (--no-cut skips it).
-3. Replay. The 187 UCC 2012 competition logs that end with a result line
-   (tests/data/ucc-2012-logs.tar.xz, as tests/stratego/test_replay_corpus.py) are replayed with
-   parse_log + replay_seats and MatchOptions(max_turns=1000, timeout=None): the referee and the
-   rules without any process or I/O. --replay-rounds rounds; reported: referee CPU per half-move
-   (median round, and the fastest), parse_log's cost per log, and whether every log replays to its
-   result line.
+1. The command (issue 12). Every game is a new process: ``gamed-stratego [switches] AI AI`` (by
+   default the console script .venv/bin/gamed-stratego, which `make` installs from the work tree;
+   --command another), both AIs examples/stratego/fast_ai given as bare paths, as the tournament
+   script gives them, each game with its own seed through FAST_AI_SEED (fast_ai plays RED and BLUE
+   from different streams of it), so every command plays the same games. With --original PATH (an
+   original UCC ``stratego`` binary) every run is made with both, one after the other.
+   a. Fixed cost: --fixed-runs runs of ``-m 1 -o LOG -T 2`` (the setups, START, no move, QUIT):
+      wall time from exec to exit.
+   b. Games: --games games of ``-m 1000 -o LOG -T 2``: wall time from exec to the first move
+      (fast_ai, with FAST_AI_REPORT, writes to stderr when it first reads a board: RED's first
+      query) and to exit; the command's own CPU time, its children excluded (read from /proc while
+      it is a zombie: its schedstat, or for a process that had threads the utime+stime of them all,
+      in 10 ms ticks), and its half-moves (the log's move lines). Own CPU per half-move is
+      (the games' CPU - games x the fixed runs' median CPU) / their half-moves; the slope of CPU
+      against half-moves over the games is printed too.
+   c. A round: the same games in the tournament script's pattern, each through /bin/sh as
+      ``CMD -m 1000 -o LOG -T 2 "AI" "AI" 2>> LOG.stderr``, one after the other: the round's wall time.
+   d. Verdicts: every game's log replayed with ``-m 1000 -f LOG`` gives its result line; with
+      --original, every game's result line and log equal the original's.
+   Targets: fixed cost <= 100 ms wall (exec to the first move, and exec to exit of a game that
+   ends at once, medians) and own CPU per half-move <= the original's (measured with --original,
+   else the issue's figures: 8.5 ms fixed cost, 0.12 ms per half-move).
+2. Replay. The 187 UCC 2012 competition logs that end with a result line
+   (tests/data/ucc-2012-logs.tar.xz, as tests/stratego/test_replay_corpus.py) are replayed in this
+   process with parse_log + replay_seats and MatchOptions(max_turns=1000, timeout=None): the
+   referee and the rules without any process or I/O. --replay-rounds rounds; reported: referee CPU
+   per half-move (median round, and the fastest), parse_log's cost per log, and whether every log
+   replays to its result line.
+3. --daemon: the referee as the daemon runs it, in this process: StrategoReferee with two
+   ProgramSeats on the real Twisted reactor, MatchOptions(max_turns=1000, timeout=2.0, pause=True)
+   (--no-pause: pause=False), --daemon-games games (each side fast_ai SEED through setsid, in its
+   own process group) one at a time, then --parallel at a time, then cut at 150 turns (--no-cut
+   skips it). Reported per phase: games/s, half-moves per game, referee CPU per half-move
+   (getrusage(RUSAGE_SELF)), the AIs' CPU, wall time per game p50/p99/max, the split of a game into
+   spawn, setup, play and quit, and the targets of that part (<= 0.2 ms of referee CPU per
+   half-move, a game of ~150 turns in <= 100 ms).
 
 The machine's other load (CPU time of all CPUs from /proc/stat, minus this process and its
 children) is printed with every phase, as the other benchmarks do. Exit status 0 whatever the
-figures; 2 when the AI cannot be built or started or a game does not end.
+figures; 2 when the AI cannot be built, a command cannot be run or a game does not end.
 """
 
 from __future__ import annotations
@@ -40,19 +53,21 @@ import hashlib
 import os
 import pstats
 import random
+import re
 import resource
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the work tree's gamed, not the venv's copy
 sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-import attrs  # noqa: E402
 from common import (  # noqa: E402 - the shared benchmark helpers
     ROOT,
     BenchError,
@@ -121,6 +136,326 @@ def build_ai() -> str:
 def game_seeds(seed: int, games: int) -> list[tuple[int, int]]:
     rng = random.Random(seed)
     return [(rng.randrange(1, 2**32), rng.randrange(1, 2**32)) for _ in range(games)]
+
+
+# --- the command, one process per game (issue 12) -------------------------------------------------
+
+ORIGINAL_FIGURES = {"fixed_ms": 8.5, "cpu_us_per_half_move": 120.0}  # the issue's, for the original
+FIXED_TARGET_MS = 100.0
+TICK = os.sysconf("SC_CLK_TCK")
+_MOVE_LINE = re.compile(rb"^\d+ (?:RED|BLU): ", re.M)
+_FIRST_BOARD = re.compile(rb"^fast_ai: first board (\d+\.\d+)$", re.M)
+LIVE_COMMANDS: set = set()  # manager processes under way: their groups are killed on the way out
+
+
+def own_cpu(pid: int) -> tuple[float, str]:
+    """A zombie's own CPU time (children excluded) and how it was read: its schedstat (exact, the
+    main thread only), or, when its threads used more than that, the utime+stime of all of them
+    (whole clock ticks)."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    ticks = (int(fields[11]) + int(fields[12])) / TICK
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            exact = int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return ticks, "ticks"
+    if ticks > exact + 2.0 / TICK:  # other threads ran: only the ticks count them all
+        return ticks, "ticks"
+    return exact, "schedstat"
+
+
+def run_manager(argv: list[str], env: dict, workdir: Path, shell: bool = False, timeout: float = 120.0) -> dict:
+    """Run one manager process to its end: exec -> exit wall time, its own CPU, its stdout and
+    stderr, and (from fast_ai's report) exec -> its first query of a move."""
+    out_path, err_path = workdir / "stdout", workdir / "stderr"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            argv if not shell else ["/bin/sh", "-c", argv],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=workdir, start_new_session=True,
+        )  # fmt: skip
+        LIVE_COMMANDS.add(proc.pid)
+        deadline = t0 + timeout
+        while True:
+            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            if info is not None:
+                break
+            if time.monotonic() > deadline:
+                raise BenchError(f"{argv if shell else shlex.join(argv)} did not end within {timeout:g} s")
+            time.sleep(0.0005)
+        t1 = time.monotonic()
+        cpu, how = own_cpu(proc.pid)
+        proc.wait()
+        LIVE_COMMANDS.discard(proc.pid)
+    stdout, stderr = out_path.read_bytes(), err_path.read_bytes()
+    boards = [float(m.group(1)) for m in _FIRST_BOARD.finditer(stderr)]
+    return {
+        "status": proc.returncode,
+        "wall_s": t1 - t0,
+        "first_move_s": (min(boards) - t0) if boards else None,
+        "cpu_s": cpu,
+        "cpu_by": how,
+        "stdout": stdout.decode("latin-1"),
+        "stderr": stderr.decode("latin-1"),
+    }
+
+
+def installed_matches_work_tree(command: str) -> str | None:
+    """Why the console script ``command`` would not run the work tree's gamed/stratego (its venv's
+    copy differs: run `make`), or None."""
+    python = Path(command).resolve().parent / "python"
+    if not python.exists():
+        return None
+    probe = subprocess.run(
+        [str(python), "-I", "-c", "import gamed.stratego.cli as c, os; print(os.path.dirname(c.__file__))"],
+        capture_output=True, text=True, cwd="/",
+    )  # fmt: skip
+    where = Path(probe.stdout.strip()) if probe.returncode == 0 else None
+    if where is None or not where.is_dir():
+        return f"{command}: its Python cannot import gamed.stratego.cli"
+    stale = [
+        f.name for f in sorted((ROOT / "gamed" / "stratego").glob("*.py"))
+        if not (where / f.name).exists() or (where / f.name).read_bytes() != f.read_bytes()
+    ]  # fmt: skip
+    if where.resolve() == (ROOT / "gamed" / "stratego").resolve() or not stale:
+        return None
+    return f"{command} runs {where}, which differs from the work tree in {', '.join(stale)}: run `make`"
+
+
+def manager_env(seed: int) -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the console script runs its venv's installed gamed
+    env.update(FAST_AI_SEED=str(seed), FAST_AI_REPORT="1", LANG="C", LC_ALL="C")
+    return env
+
+
+def half_moves_of(log: bytes) -> int:
+    return len(_MOVE_LINE.findall(log))
+
+
+def command_phases(args, commands: dict[str, str]) -> dict:
+    """Phases 1a-1d for each command (ours, and the original if given), run by turns."""
+    ai = str(AI)
+    seeds = [args.seed * 1000 + i for i in range(args.games)]
+    root = Path(tempfile.mkdtemp(prefix="stratego-bench."))
+    results: dict = {name: {"fixed": [], "games": [], "round": {}, "replays": []} for name in commands}
+    try:
+        quiet = wait_quiet(args.wait_quiet)
+        # 1a. fixed cost
+        window = CpuTally()
+        print(f"fixed cost: {args.fixed_runs} runs of -m 1, each command in turn ...", flush=True)
+        for i in range(args.fixed_runs):
+            for name, command in commands.items():
+                workdir = root / name / f"fixed{i}"
+                workdir.mkdir(parents=True)
+                run = run_manager([command, "-m", "1", "-o", "game.log", "-T", "2", ai, ai], manager_env(seeds[0]), workdir)
+                check_result(run, name, workdir)
+                results[name]["fixed"].append(run)
+        results["fixed_other_cpu"] = window.other()
+        # 1b. games
+        window = CpuTally()
+        print(f"games: {args.games} games of -m 1000, each command in turn ...", flush=True)
+        for i, seed in enumerate(seeds):
+            for name, command in commands.items():
+                workdir = root / name / f"game{i}"
+                workdir.mkdir(parents=True)
+                run = run_manager([command, "-m", "1000", "-o", "game.log", "-T", "2", ai, ai], manager_env(seed), workdir)
+                check_result(run, name, workdir)
+                run["log"] = (workdir / "game.log").read_bytes()
+                run["half_moves"] = half_moves_of(run["log"])
+                run["line"] = run["stdout"].strip()
+                results[name]["games"].append(run)
+        results["games_other_cpu"] = window.other()
+        # 1c. the tournament script's round
+        print(f"round: the {args.games} games again through /bin/sh, as the tournament script runs them ...", flush=True)
+        for name, command in commands.items():
+            window = CpuTally()
+            t0 = perf()
+            lines = []
+            for i, seed in enumerate(seeds):
+                workdir = root / name / f"round{i}"
+                workdir.mkdir(parents=True)
+                line = f'{shlex.quote(command)} -m 1000 -o game.log -T 2 "{ai}" "{ai}" 2>> game.log.stderr'
+                run = run_manager(line, manager_env(seed), workdir, shell=True)
+                lines.append(run["stdout"].strip())
+            results[name]["round"] = {"wall_s": perf() - t0, "lines": lines, "other_cpu": window.other()}
+        # 1d. every log replays to its result line (ours: the command itself; the original's logs too)
+        print("verdicts: replaying every game's log with -m 1000 -f ...", flush=True)
+        ours = commands["gamed-stratego"]
+        for name in commands:
+            for i, run in enumerate(results[name]["games"]):
+                workdir = root / name / f"game{i}"
+                replay = run_manager([ours, "-m", "1000", "-f", "game.log"], manager_env(0), workdir)
+                results[name]["replays"].append(replay["stdout"].strip() == run["line"])
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+        else:
+            print(f"  (kept the games' directories in {root})")
+    results["quiet"] = quiet
+    for name in commands:
+        results[name]["figures"] = command_figures(results[name])
+    for other in ("original", "before"):
+        if other in commands:
+            a, b = results["gamed-stratego"]["games"], results[other]["games"]
+            results[f"same_lines_{other}"] = sum(x["line"] == y["line"] for x, y in zip(a, b))
+            results[f"same_logs_{other}"] = sum(x["log"] == y["log"] for x, y in zip(a, b))
+    for name in commands:
+        for run in results[name]["games"]:
+            run.pop("log", None)
+    return results
+
+
+class CpuTally:
+    """The CPU time of other programs over a stretch: every CPU's busy time (/proc/stat) less
+    this process's and its reaped children's (the managers and, through them, the AIs)."""
+
+    def __init__(self):
+        self.t0 = perf()
+        self.stat0 = cpu_jiffies()
+        self.self0, _, self.kids0 = rusage()
+
+    def other(self) -> float:
+        wall = perf() - self.t0
+        busy = sum(cpu_busy(self.stat0, cpu_jiffies()))
+        self1, _, kids1 = rusage()
+        return max(0.0, busy - (self1 - self.self0) - (kids1 - self.kids0)) / wall
+
+
+def check_result(run: dict, name: str, workdir: Path) -> None:
+    line = run["stdout"].strip().split("\n")[-1] if run["stdout"].strip() else ""
+    if run["status"] != 0 or len(line.split(" ")) != 6:
+        raise BenchError(
+            f"{name} in {workdir}: exit status {run['status']}, stdout {run['stdout'][-200:]!r}, "
+            f"stderr {run['stderr'][-500:]!r}"
+        )
+
+
+def command_figures(r: dict) -> dict:
+    """Medians and the CPU per half-move of one command's runs."""
+    fixed, games = r["fixed"], r["games"]
+    fixed_cpu = statistics.median(x["cpu_s"] for x in fixed)
+    hm = sum(g["half_moves"] for g in games)
+    cpu = sum(g["cpu_s"] for g in games)
+    xs, ys = [g["half_moves"] for g in games], [g["cpu_s"] for g in games]
+    slope = statistics.linear_regression(xs, ys).slope if len(set(xs)) > 1 else float("nan")
+    firsts = sorted(g["first_move_s"] for g in games if g["first_move_s"] is not None)
+    walls = sorted(x["wall_s"] for x in fixed)
+    return {
+        "fixed_wall_ms_p50": statistics.median(walls) * 1e3,
+        "fixed_wall_ms_min": walls[0] * 1e3,
+        "fixed_wall_ms_max": walls[-1] * 1e3,
+        "fixed_cpu_ms": fixed_cpu * 1e3,
+        "first_move_ms_p50": statistics.median(firsts) * 1e3 if firsts else float("nan"),
+        "first_move_ms_max": firsts[-1] * 1e3 if firsts else float("nan"),
+        "game_wall_ms_p50": statistics.median(g["wall_s"] for g in games) * 1e3,
+        "half_moves": hm,
+        "half_moves_per_game": hm / len(games),
+        "cpu_us_per_half_move": (cpu - len(games) * fixed_cpu) / hm * 1e6 if hm else float("nan"),
+        "cpu_us_per_half_move_all": cpu / hm * 1e6 if hm else float("nan"),
+        "cpu_slope_us": slope * 1e6,
+        "cpu_by": sorted({x["cpu_by"] for x in fixed + games}),
+        "outcomes": dict(collections.Counter(g["line"].split(" ")[2] for g in games).most_common()),
+        "replays_ok": sum(r["replays"]),
+    }
+
+
+def print_command_report(results: dict, commands: dict[str, str], verdicts: list) -> None:
+    names = list(commands)
+    print("\nThe command, one process per game (fast_ai against fast_ai, -m 1000 -o LOG -T 2, seeds by FAST_AI_SEED)")
+    for name in names:
+        print(f"  {name}: {commands[name]}")
+    if "original" not in commands:
+        print(
+            "  original: not measured here (no --original PATH); its figures below are the issue's "
+            f"({ORIGINAL_FIGURES['fixed_ms']} ms fixed cost, {ORIGINAL_FIGURES['cpu_us_per_half_move'] / 1e3:.2f} ms "
+            "own CPU per half-move), measured on another machine"
+        )
+    rows = [
+        ("exec -> exit, -m 1 (ms): p50 / min / max", lambda f: f"{f['fixed_wall_ms_p50']:.1f} / {f['fixed_wall_ms_min']:.1f} / {f['fixed_wall_ms_max']:.1f}"),
+        ("exec -> first move (ms): p50 / max", lambda f: f"{fmt(f['first_move_ms_p50'], 1)} / {fmt(f['first_move_ms_max'], 1)}"),
+        ("own CPU of a -m 1 run (ms, median)", lambda f: f"{f['fixed_cpu_ms']:.1f}"),
+        ("half-moves per game (mean)", lambda f: f"{f['half_moves_per_game']:.1f}"),
+        ("wall per game (ms, p50)", lambda f: f"{f['game_wall_ms_p50']:.1f}"),
+        ("own CPU per half-move (us), fixed part out", lambda f: f"{f['cpu_us_per_half_move']:.1f}"),
+        ("  slope over the games / all CPU per half-move", lambda f: f"{fmt(f['cpu_slope_us'], 1)} / {f['cpu_us_per_half_move_all']:.1f}"),
+        ("own CPU read from", lambda f: ", ".join(f["cpu_by"])),
+        ("logs replaying to their result line", lambda f: f"{f['replays_ok']} of {len(results[names[0]]['games'])}"),
+    ]
+    width = max(len(r[0]) for r in rows) + 2
+    print("  " + " " * width + "".join(f"{n:>24}" for n in names))
+    for label, cell in rows:
+        print("  " + f"{label:<{width}}" + "".join(f"{cell(results[n]['figures']):>24}" for n in names))
+    for name in names:
+        rd = results[name]["round"]
+        print(f"  a round of {len(rd['lines'])} games through /bin/sh, {name}: {rd['wall_s']:.2f} s wall (other CPU {rd['other_cpu']:.0%})")
+    ours = results["gamed-stratego"]["figures"]
+    print("  outcomes: " + ", ".join(f"{k} {v}" for k, v in ours["outcomes"].items()))
+    print(f"  other CPU: fixed-cost runs {results['fixed_other_cpu']:.0%}, games {results['games_other_cpu']:.0%}; before: {results['quiet']}")
+    n = len(results["gamed-stratego"]["games"])
+    for other in ("original", "before"):
+        if other in commands:
+            print(
+                f"  the same games, {other}: result lines equal in {results['same_lines_' + other]} of {n}, "
+                f"logs byte for byte in {results['same_logs_' + other]} of {n}"
+            )
+    if "original" in commands:
+        ref_fixed = results["original"]["figures"]["fixed_wall_ms_p50"]
+        ref_cpu = results["original"]["figures"]["cpu_us_per_half_move"]
+        ref = "the original, measured"
+    else:
+        ref_fixed, ref_cpu, ref = ORIGINAL_FIGURES["fixed_ms"], ORIGINAL_FIGURES["cpu_us_per_half_move"], "the issue's figure"
+    fixed = max(ours["fixed_wall_ms_p50"], ours["first_move_ms_p50"])
+    verdicts.append(
+        (
+            f"fixed cost per game <= {FIXED_TARGET_MS:.0f} ms wall (exec to the first move, and exec to exit of -m 1, p50)",
+            fixed <= FIXED_TARGET_MS,
+            f"{fmt(ours['first_move_ms_p50'], 1)} ms to the first move, {ours['fixed_wall_ms_p50']:.1f} ms to exit "
+            f"(original: {ref_fixed:.1f} ms, {ref})",
+        )
+    )
+    verdicts.append(
+        (
+            "own CPU per half-move <= the original's",
+            ours["cpu_us_per_half_move"] <= ref_cpu,
+            f"{ours['cpu_us_per_half_move']:.1f} us against {ref_cpu:.1f} us ({ref})",
+        )
+    )
+    verdicts.append(
+        (
+            "verdicts unchanged: every game's log replays to its result line"
+            + "".join(f", and equals {o}'s" for o in ("original", "before") if o in commands),
+            ours["replays_ok"] == len(results["gamed-stratego"]["games"])
+            and all(results[f"same_logs_{o}"] == n for o in ("original", "before") if o in commands),
+            f"{ours['replays_ok']} of {n} replay"
+            + "".join(f"; {results['same_logs_' + o]} logs equal {o}'s" for o in ("original", "before") if o in commands),
+        )
+    )
+
+
+def kill_live_commands() -> None:
+    """A manager cut short: SIGTERM (gamed-stratego then kills and reaps its AIs), SIGKILL after 2 s."""
+    for pid in list(LIVE_COMMANDS):
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            LIVE_COMMANDS.discard(pid)
+    deadline = time.monotonic() + 2.0
+    for pid in list(LIVE_COMMANDS):
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                break
+            time.sleep(0.02)
+        else:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, PermissionError, ChildProcessError):
+                pass
 
 
 # --- process games -----------------------------------------------------------------------------
@@ -418,16 +753,20 @@ def report(results: dict) -> list[tuple[str, bool, str]]:
     m, a = results["machine"], results["args"]
     print_machine(m, "gamed/stratego")
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in m['loadavg'])}; scheduling: {a['sched']}")
-    opts = results["options"]
-    print(
-        f"AI: examples/stratego/fast_ai (sha1 {results['ai_sha1']}), seeds from --seed {a['seed']}; "
-        f"MatchOptions(max_turns={opts['max_turns']}, timeout={opts['timeout']}, pause={opts['pause']})"
-    )
+    print(f"AI: examples/stratego/fast_ai (sha1 {results['ai_sha1']}), seeds from --seed {a['seed']}")
+    if results.get("stale"):
+        print(f"WARNING: {results['stale']}")
     verdicts: list[tuple[str, bool, str]] = []
+    if "command" in results:
+        print_command_report(results["command"], results["commands"], verdicts)
+    opts = results["options"]
     phases = [p for p in (results.get("sequential"), results.get("parallel")) if p]
     if phases:
         pause = "with pausing (SIGSTOP/SIGCONT)" if opts["pause"] else "without pausing (--no-pause)"
-        print(f"\nProcess games: {a['games']} games of fast_ai against fast_ai, {pause}")
+        print(
+            f"\nThe daemon's referee (--daemon): {a['daemon_games']} games of fast_ai against fast_ai, {pause}, "
+            f"MatchOptions(max_turns={opts['max_turns']}, timeout={opts['timeout']}, pause={opts['pause']})"
+        )
         print(
             f"  {'':<14} {'games/s':>8} {'half-moves':>10} {'referee':>12} {'AI CPU':>12} "
             f"{'wall ms per game':>20} {'referee':>8} {'AIs':>5} {'other':>6}"
@@ -555,6 +894,9 @@ def report(results: dict) -> list[tuple[str, bool, str]]:
         )
     print_targets(verdicts)
     others = [p["other_cpu"] for p in phases + ([results["cut"]] if results.get("cut") else [])]
+    if "command" in results:
+        c = results["command"]
+        others += [c["fixed_other_cpu"], c["games_other_cpu"]] + [c[n]["round"]["other_cpu"] for n in results["commands"]]
     warn_if_disturbed(others, "the referee nor the AIs", priority="--nice -10")
     return verdicts
 
@@ -565,27 +907,41 @@ def report(results: dict) -> list[tuple[str, bool, str]]:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__,
-        epilog="Example: %(prog)s --games 20 --profile --json /tmp/referee.json",
+        epilog="Example: %(prog)s --original /opt/ucc/judge/manager/stratego --json /tmp/referee.json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--games", type=int, default=50, help="games per phase [%(default)s]")
-    p.add_argument("--parallel", type=int, default=2, help="games at a time in the parallel phase (1: skip it) [%(default)s]")
-    p.add_argument("--seed", type=int, default=1, help="seed for the AIs' seeds (every phase plays the same games) [%(default)s]")
-    p.add_argument("--no-pause", action="store_true", help="MatchOptions(pause=False): the idle AI is not SIGSTOPped")
-    p.add_argument("--max-turns", type=int, default=1000, help="MatchOptions.max_turns, as the 2012 tournament [%(default)s]")
-    p.add_argument("--timeout", type=float, default=2.0, help="MatchOptions.timeout in seconds [%(default)s]")
-    p.add_argument("--warmup", type=int, default=1, help="games played first and not counted [%(default)s]")
+    p.add_argument(
+        "--command", default=str(Path(sys.executable).parent / "gamed-stratego"),
+        help="the gamed-stratego command to measure [%(default)s]",
+    )  # fmt: skip
+    p.add_argument("--original", metavar="PATH", help="an original UCC 2012 stratego manager, measured side by side")
+    p.add_argument(
+        "--before", metavar="PATH",
+        help="another gamed-stratego (an earlier build, e.g. another checkout's .venv/bin/gamed-stratego), measured "
+        "side by side as 'before'",
+    )  # fmt: skip
+    p.add_argument("--games", type=int, default=20, help="games (and the round's games) per command [%(default)s]")
+    p.add_argument("--fixed-runs", type=int, default=20, help="runs of -m 1 per command [%(default)s]")
+    p.add_argument("--seed", type=int, default=1, help="seed for the games' seeds (every command plays the same games) [%(default)s]")
+    p.add_argument("--keep", action="store_true", help="keep the games' directories (logs, stdout, stderr)")
+    p.add_argument("--skip-command", action="store_true", help="skip part 1 (the command)")
+    p.add_argument("--replay-rounds", type=int, default=5, help="rounds of the 187-log replay (0: skip it) [%(default)s]")
+    p.add_argument("--daemon", action="store_true", help="also part 3: the referee as the daemon runs it, in this process")
+    p.add_argument("--daemon-games", type=int, default=50, help="games per phase of part 3 [%(default)s]")
+    p.add_argument("--parallel", type=int, default=2, help="part 3: games at a time in the parallel phase (1: skip it) [%(default)s]")
+    p.add_argument("--no-pause", action="store_true", help="part 3: MatchOptions(pause=False): the idle AI is not SIGSTOPped")
+    p.add_argument("--max-turns", type=int, default=1000, help="part 3: MatchOptions.max_turns, as the 2012 tournament [%(default)s]")
+    p.add_argument("--timeout", type=float, default=2.0, help="part 3: MatchOptions.timeout in seconds [%(default)s]")
+    p.add_argument("--warmup", type=int, default=1, help="part 3: games played first and not counted [%(default)s]")
     p.add_argument(
         "--no-cut", action="store_true",
-        help=f"skip the cut phase (the same games again, one at a time, ended after {CUT_TURNS} turns: "
+        help=f"part 3: skip the cut phase (the same games again, one at a time, ended after {CUT_TURNS} turns: "
         "MatchOptions(max_turns=151), so a 150-turn game is measured directly)",
     )  # fmt: skip
-    p.add_argument("--replay-rounds", type=int, default=5, help="rounds of the 187-log replay (0: skip it) [%(default)s]")
-    p.add_argument("--skip-games", action="store_true", help="only the replay")
     p.add_argument(
         "--profile", action="store_true",
-        help="after the measured phases, play the games once more one at a time, and replay the logs once, under "
-        "cProfile (in this process: the referee), and print the top functions",
+        help="after the measured phases, replay the logs once (and with --daemon play its games once more one at "
+        "a time) under cProfile in this process, and print the top functions",
     )  # fmt: skip
     p.add_argument("--profile-top", type=int, default=25, help="functions listed per profile [%(default)s]")
     p.add_argument(
@@ -593,121 +949,147 @@ def parse_args(argv=None):
         help="before each measured phase, wait up to SECONDS until the machine has been under 15%% busy for 3 s "
         "(other people's work on a shared VM); 0 = do not wait [%(default)s]",
     )  # fmt: skip
-    p.add_argument("--nice", type=int, default=0, help="niceness for the bench and the AIs (below 0 needs root)")
+    p.add_argument("--nice", type=int, default=0, help="niceness for the bench, the managers and the AIs (below 0 needs root)")
     p.add_argument("--json", metavar="FILE", help="also write every figure (and every game) to FILE as JSON")
     args = p.parse_args(argv)
-    if args.games < 1 or args.parallel < 1 or args.warmup < 0 or args.replay_rounds < 0:
-        p.error("--games and --parallel must be at least 1, --warmup and --replay-rounds at least 0")
+    if min(args.games, args.fixed_runs, args.daemon_games, args.parallel) < 1 or args.warmup < 0 or args.replay_rounds < 0:
+        p.error("--games, --fixed-runs, --daemon-games and --parallel must be at least 1, --warmup and --replay-rounds at least 0")
     return args
 
 
-async def run(reactor, args, results: dict) -> None:
+async def run_daemon(reactor, args, results: dict) -> None:
+    """Part 3 (and its profile): the referee with ProgramSeats on the reactor."""
     options = MatchOptions(max_turns=args.max_turns, timeout=args.timeout, pause=not args.no_pause)
-    results["options"] = {"max_turns": options.max_turns, "timeout": options.timeout, "pause": options.pause}
-    seeds = game_seeds(args.seed, args.games)
-    if not args.skip_games:
-        if args.warmup:
-            print(f"warm-up: {args.warmup} game(s) ...", flush=True)
-            await games_phase(reactor, options, game_seeds(args.seed + 10**6, args.warmup), 1)
-        print(f"sequential: {args.games} games ...", flush=True)
-        seq = results["sequential"] = await games_phase(reactor, options, seeds, 1, wait=args.wait_quiet)
-        seq["split"] = split_figures(seq)
+    seeds = game_seeds(args.seed, args.daemon_games)
+    if args.warmup:
+        print(f"daemon: warm-up, {args.warmup} game(s) ...", flush=True)
+        await games_phase(reactor, options, game_seeds(args.seed + 10**6, args.warmup), 1)
+    print(f"daemon, sequential: {args.daemon_games} games ...", flush=True)
+    seq = results["sequential"] = await games_phase(reactor, options, seeds, 1, wait=args.wait_quiet)
+    seq["split"] = split_figures(seq)
+    print(
+        f"  {seq['games_per_s']:.2f} games/s, {seq['half_moves_per_game']:.0f} half-moves per game, referee "
+        f"{seq['referee_us_per_half_move']:.0f} us per half-move, wall p50 {seq['wall_p50_ms']:.1f} ms, "
+        f"other CPU {seq['other_cpu']:.0%}",
+        flush=True,
+    )
+    if args.parallel > 1:
+        print(f"daemon, parallel: {args.daemon_games} games, {args.parallel} at a time ...", flush=True)
+        par = results["parallel"] = await games_phase(reactor, options, seeds, args.parallel, wait=args.wait_quiet)
         print(
-            f"  {seq['games_per_s']:.2f} games/s, {seq['half_moves_per_game']:.0f} half-moves per game, referee "
-            f"{seq['referee_us_per_half_move']:.0f} us per half-move, wall p50 {seq['wall_p50_ms']:.1f} ms, "
-            f"other CPU {seq['other_cpu']:.0%}",
+            f"  {par['games_per_s']:.2f} games/s, referee {par['referee_us_per_half_move']:.0f} us per half-move, "
+            f"wall p50 {par['wall_p50_ms']:.1f} ms, other CPU {par['other_cpu']:.0%}",
             flush=True,
         )
-        if args.parallel > 1:
-            print(f"parallel: {args.games} games, {args.parallel} at a time ...", flush=True)
-            par = results["parallel"] = await games_phase(reactor, options, seeds, args.parallel, wait=args.wait_quiet)
-            print(
-                f"  {par['games_per_s']:.2f} games/s, referee {par['referee_us_per_half_move']:.0f} us per half-move, "
-                f"wall p50 {par['wall_p50_ms']:.1f} ms, other CPU {par['other_cpu']:.0%}",
-                flush=True,
-            )
-            results["same_results"] = [r["line"] for r in seq["records"]] == [r["line"] for r in par["records"]]
-        if not args.no_cut:
-            print(f"cut: the same {args.games} games ended after {CUT_TURNS} turns, one at a time ...", flush=True)
-            cut_options = attrs.evolve(options, max_turns=CUT_TURNS + 1)
-            cut = results["cut"] = await games_phase(reactor, cut_options, seeds, 1, wait=args.wait_quiet)
-            cut.update(cut_figures(cut))
-            print(
-                f"  {cut['cut_games']} games reached the cut: wall p50 {fmt(cut['cut_p50_ms'], 1)} ms, "
-                f"other CPU {cut['other_cpu']:.0%}",
-                flush=True,
-            )
-    if args.replay_rounds:
-        print(f"replay: the {CORPUS_SIZE} competition logs, {args.replay_rounds} rounds ...", flush=True)
-        rp = results["replay"] = replay_phase(args.replay_rounds, wait=args.wait_quiet)
-        if "error" not in rp:
-            print(f"  {rp['us_per_half_move_median']:.1f} us per half-move", flush=True)
+        results["same_results"] = [r["line"] for r in seq["records"]] == [r["line"] for r in par["records"]]
+    if not args.no_cut:
+        print(f"daemon, cut: the same {args.daemon_games} games ended after {CUT_TURNS} turns, one at a time ...", flush=True)
+        cut_options = options._replace(max_turns=CUT_TURNS + 1)
+        cut = results["cut"] = await games_phase(reactor, cut_options, seeds, 1, wait=args.wait_quiet)
+        cut.update(cut_figures(cut))
+        print(
+            f"  {cut['cut_games']} games reached the cut: wall p50 {fmt(cut['cut_p50_ms'], 1)} ms, "
+            f"other CPU {cut['other_cpu']:.0%}",
+            flush=True,
+        )
     if args.profile:
-        if not args.skip_games:
-            print("profile: the games again, one at a time, under cProfile ...", flush=True)
-            prof = cProfile.Profile()
-            await games_phase(reactor, options, seeds, 1, profile=prof)
-            results["profile_games"] = profile_summary(prof, args.profile_top)
-        if args.replay_rounds:
-            print("profile: one replay round under cProfile ...", flush=True)
-            prof = cProfile.Profile()
-            replay_phase(1, profile=prof)
-            results["profile_replay"] = profile_summary(prof, args.profile_top)
+        print("profile: the daemon's games again, one at a time, under cProfile ...", flush=True)
+        prof = cProfile.Profile()
+        await games_phase(reactor, options, seeds, 1, profile=prof)
+        results["profile_games"] = profile_summary(prof, args.profile_top)
+
+
+def run_reactor(args, results: dict) -> None:
+    """Run part 3 on the Twisted reactor; re-raise what went wrong, Ctrl-C as KeyboardInterrupt."""
+    from twisted.internet import reactor
+
+    failure: list = []
+    done: list = []
+
+    async def play() -> None:
+        try:
+            await run_daemon(reactor, args, results)
+            done.append(True)
+        except BaseException as e:  # noqa: BLE001 - reported after the reactor stops
+            failure.append(e)
+        finally:
+            if reactor.running:
+                reactor.stop()
+
+    stopped_by: list[int] = []
+
+    def on_signal(signum, frame) -> None:
+        stopped_by.append(signum)
+        reactor.callFromThread(reactor.stop)
+
+    def started() -> None:
+        # After Twisted's own handlers (it installs SIGCHLD's, which reaps the AIs).
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        defer.ensureDeferred(play())
+
+    reactor.callWhenRunning(started)
+    reactor.run(installSignalHandlers=True)
+    if failure:
+        raise failure[0]
+    if not done:
+        if stopped_by and stopped_by[0] == signal.SIGTERM:
+            raise SystemExit(143)
+        raise KeyboardInterrupt
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     exit_on_sigterm()
-    results: dict = {"machine": {}, "args": {}}
+    results: dict = {"machine": {}, "args": {}, "options": {}}
     t_start = perf()
 
     def body() -> int:
         results["machine"] = machine(code_version())
         results["machine"]["loadavg"] = list(os.getloadavg())
-        args.sched = set_priority(args.nice)  # the AIs inherit it
+        args.sched = set_priority(args.nice)  # the managers and the AIs inherit it
         results["args"] = dict(vars(args))
-        results["ai_sha1"] = build_ai() if not args.skip_games else "-"
-
-        from twisted.internet import reactor
-
-        failure: list = []
-        done: list = []
-
-        async def play() -> None:
+        results["ai_sha1"] = build_ai()
+        if not args.skip_command:
+            commands = {"gamed-stratego": args.command}
+            if args.original:
+                commands["original"] = args.original
+            if args.before:
+                commands["before"] = args.before
+            for command in commands.values():
+                if not os.access(command, os.X_OK):
+                    raise BenchError(f"{command} is not an executable file (make installs .venv/bin/gamed-stratego)")
+            results["stale"] = installed_matches_work_tree(args.command)
+            if results["stale"]:
+                print(f"WARNING: {results['stale']}", flush=True)
+            results["commands"] = commands
+            results["command"] = command_phases(args, commands)
+        if args.replay_rounds:
+            print(f"replay: the {CORPUS_SIZE} competition logs, {args.replay_rounds} rounds ...", flush=True)
+            rp = results["replay"] = replay_phase(args.replay_rounds, wait=args.wait_quiet)
+            if "error" not in rp:
+                print(f"  {rp['us_per_half_move_median']:.1f} us per half-move", flush=True)
+        if args.daemon:
+            results["options"] = {"max_turns": args.max_turns, "timeout": args.timeout, "pause": not args.no_pause}
             try:
-                await run(reactor, args, results)
-                done.append(True)
-            except BaseException as e:  # noqa: BLE001 - reported after the reactor stops
-                failure.append(e)
-            finally:
-                if reactor.running:
-                    reactor.stop()
-
-        stopped_by: list[int] = []
-
-        def on_signal(signum, frame) -> None:
-            stopped_by.append(signum)
-            reactor.callFromThread(reactor.stop)
-
-        def started() -> None:
-            # After Twisted's own handlers (it installs SIGCHLD's, which reaps the AIs).
-            signal.signal(signal.SIGINT, on_signal)
-            signal.signal(signal.SIGTERM, on_signal)
-            defer.ensureDeferred(play())
-
-        reactor.callWhenRunning(started)
-        reactor.run(installSignalHandlers=True)
-        if failure:
-            raise failure[0]
-        if not done:
-            if stopped_by and stopped_by[0] == signal.SIGTERM:
+                run_reactor(args, results)
+            except SystemExit as e:
                 print("stratego_referee: terminated", file=sys.stderr)
-                return 143
-            raise KeyboardInterrupt
+                return int(e.code)
+        if args.profile and args.replay_rounds:
+            print("profile: one replay round under cProfile ...", flush=True)
+            prof = cProfile.Profile()
+            replay_phase(1, profile=prof)
+            results["profile_replay"] = profile_summary(prof, args.profile_top)
         note_code_change(results["machine"], code_version())
         return finish(results, report(results), t_start, args.json)
 
-    return guarded("stratego_referee", body, kill_live_seats)
+    return guarded("stratego_referee", body, kill_live)
+
+
+def kill_live() -> None:
+    kill_live_commands()
+    kill_live_seats()
 
 
 def kill_live_seats() -> None:

@@ -7,6 +7,13 @@
  * It reads START and the confirmations in the order of §5.3 and exits on QUIT or end of input.
  *
  * Build: cc -O2 -o fast_ai fast_ai.c       Usage: ./fast_ai [SEED]
+ *
+ * Without SEED it takes FAST_AI_SEED from the environment (RED and BLUE then play different
+ * streams of the same seed: a manager started as the tournament script does, with bare paths,
+ * still plays reproducible games), else the time and its process id. With FAST_AI_REPORT set it
+ * writes "fast_ai: first board <seconds>" to stderr when it has read its first board (the moment
+ * it is first asked for a move), the CLOCK_MONOTONIC time: bench/stratego_referee.py measures a
+ * manager's start-up with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +94,17 @@ static void read_board(void)
     }
 }
 
+static void report_first_board(void)
+{
+    static int done = 0;
+    struct timespec now;
+    if (done || getenv("FAST_AI_REPORT") == NULL)
+        return;
+    done = 1;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    fprintf(stderr, "fast_ai: first board %lld.%09ld\n", (long long)now.tv_sec, now.tv_nsec);
+}
+
 static void move(void)
 {
     static const char *names[4] = {"UP", "DOWN", "LEFT", "RIGHT"};
@@ -129,8 +147,7 @@ static void move(void)
 int main(int argc, char **argv)
 {
     int red;
-    rng_state = argc > 1 ? strtoull(argv[1], NULL, 10) : (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
-    rng_state = rng_state * 0x9E3779B97F4A7C15ULL + 1; /* never 0 */
+    const char *seed = getenv("FAST_AI_SEED");
     read_line(); /* RED|BLUE <opponent> 10 10 */
     if (strncmp(line, "RED ", 4) == 0)
         red = 1;
@@ -138,6 +155,13 @@ int main(int argc, char **argv)
         red = 0;
     else
         return 1;
+    if (argc > 1)
+        rng_state = strtoull(argv[1], NULL, 10);
+    else if (seed != NULL && *seed != '\0')
+        rng_state = strtoull(seed, NULL, 10) * 2 + (unsigned long long)!red;
+    else
+        rng_state = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
+    rng_state = rng_state * 0x9E3779B97F4A7C15ULL + 1; /* never 0 */
     setup(red);
     /* §5.3: RED reads START, then per turn: board, (its move), its confirmation, BLUE's.
      * BLUE reads per turn: RED's confirmation, board, (its move), its own confirmation. */
@@ -147,6 +171,7 @@ int main(int argc, char **argv)
         if (!red)
             read_line(); /* RED's confirmation */
         read_board();
+        report_first_board();
         move();
         read_line(); /* our confirmation */
         if (red)

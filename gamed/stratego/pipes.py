@@ -5,13 +5,14 @@ its start-up and its per-half-move cost in every game (docs/performance.md, "Str
 It therefore runs its one match in this small loop instead of the Twisted reactor, which the
 daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
 
-- ``SelectorLoop``: ``selectors`` for the pipes and stdin, a heap of timers on the monotonic
-  clock, signals through ``signal.set_wakeup_fd`` (handled between events, never in the middle of
+- ``SelectorLoop``: epoll (poll where there is none) for the pipes and stdin, a heap of timers on
+  the monotonic clock, signals through ``signal.set_wakeup_fd`` (handled between events, never in the middle of
   one), and ``start(coroutine)``, which runs the referee: it awaits ``Waiter`` objects.
 - ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``os.posix_spawn`` as the leader
   of a new session and process group (no helper process, ``argv[0]`` as given, no PATH search,
   SIGPIPE and SIGXFSZ back to their defaults), its replies framed by ``wire.ReplyFramer``, whole
-  lines timed (§5.7), its process group paused while the other side thinks (§5.9), and ended with
+  lines timed (§5.7), its process group paused while the other side thinks (§5.9; the mover is
+  continued once its query is in the pipe, so it wakes once, with its input there), and ended with
   ``QUIT``, a grace period, SIGKILL to the group and reaping (§5.6, §11 row 2). Its exit is
   noticed through a pidfd (no SIGCHLD handler: stopping and continuing the AIs wakes nobody).
   Writes go straight to the non-blocking pipe; with pausing on, the confirmations for a side are
@@ -25,7 +26,7 @@ from __future__ import annotations
 import heapq
 import math
 import os
-import selectors
+import select
 import signal
 import time
 from collections.abc import Callable
@@ -89,7 +90,11 @@ class SelectorLoop:
     """
 
     def __init__(self):
-        self._selector = selectors.DefaultSelector()
+        if hasattr(select, "epoll"):
+            self._poller, self._ms, self._in, self._out = select.epoll(), False, select.EPOLLIN, select.EPOLLOUT
+        else:  # pragma: no cover - not Linux
+            self._poller, self._ms, self._in, self._out = select.poll(), True, select.POLLIN, select.POLLOUT
+        self._calls: dict[int, Callable[[], None]] = {}  # fd -> what to call when it is ready
         self._timers: list = []  # heap of (deadline, sequence, _Timer)
         self._sequence = 0
         self._signal_fd: int | None = None
@@ -117,19 +122,23 @@ class SelectorLoop:
     # --- descriptors -------------------------------------------------------------------------
 
     def add_reader(self, fd: int, call: Callable[[], None]) -> None:
-        """Call ``call()`` whenever ``fd`` is readable. Raises PermissionError for a descriptor
-        that cannot be polled (a regular file, /dev/null)."""
-        self._selector.register(fd, selectors.EVENT_READ, call)
+        """Call ``call()`` whenever ``fd`` is readable (or at its end). Raises PermissionError for a
+        descriptor that cannot be polled (a regular file, /dev/null)."""
+        self._poller.register(fd, self._in)
+        self._calls[fd] = call
 
     def add_writer(self, fd: int, call: Callable[[], None]) -> None:
-        self._selector.register(fd, selectors.EVENT_WRITE, call)
+        """Call ``call()`` whenever ``fd`` can be written to (or has failed)."""
+        self._poller.register(fd, self._out)
+        self._calls[fd] = call
 
     def remove(self, fd: int) -> None:
         """Stop watching ``fd`` (no error if it was not watched)."""
-        try:
-            self._selector.unregister(fd)
-        except (KeyError, ValueError):
-            pass
+        if self._calls.pop(fd, None) is not None:
+            try:
+                self._poller.unregister(fd)
+            except (KeyError, ValueError, OSError):
+                pass
 
     # --- signals -----------------------------------------------------------------------------
 
@@ -184,23 +193,29 @@ class SelectorLoop:
 
     def run(self, until: Waiter) -> None:
         """Handle events and timers until ``until`` has fired (or a callback failed)."""
-        select = self._selector.select
+        poll = self._poller.poll
+        calls = self._calls
         timers = self._timers
         monotonic = time.monotonic
         while not until.done and self.failure is None:
-            timeout = None
+            timeout = -1 if not self._ms else None
             while timers:
                 deadline, _, timer = timers[0]
                 if not timer.active:
                     heapq.heappop(timers)
                     continue
                 timeout = max(0.0, deadline - monotonic())
+                if self._ms:  # pragma: no cover - poll: milliseconds, rounded up
+                    timeout = math.ceil(timeout * 1000)
                 break
-            if timeout is None and not self._selector.get_map():
+            if not timers and not calls:
                 raise RuntimeError("the loop has nothing left to wait for")
-            for key, _ in select(timeout):
+            for fd, _ in poll(timeout):
+                call = calls.get(fd)
+                if call is None:
+                    continue  # removed by an earlier callback of this round
                 try:
-                    key.data()
+                    call()
                 except BaseException as e:  # noqa: BLE001
                     self.failure = e
                     return
@@ -243,6 +258,7 @@ class PipeSeat:
         self._loop = loop
         self._warn = warn if warn is not None else _stderr
         self._pausing = options.pause
+        self._continue_with_query = False  # resume() came: SIGCONT once the next query is written
         timeout = options.timeout
         self._timeout = timeout if timeout is not None and 0 < timeout < math.inf else None  # §5.7: else none
         # reading
@@ -347,6 +363,9 @@ class PipeSeat:
             view = self._told + view
             self._told = []
         self._write(encode("\n".join(view) + "\n"))
+        if self._continue_with_query:
+            self._continue_with_query = False
+            self._signal_group(signal.SIGCONT)
         return self._read_line()
 
     def tell(self, line: str) -> None:
@@ -359,11 +378,14 @@ class PipeSeat:
 
     def pause(self) -> None:
         if self._pausing and self.valid:
+            self._continue_with_query = False
             self._signal_group(signal.SIGSTOP)
 
     def resume(self) -> None:
+        """Its turn: it is continued as soon as its query is in its pipe (``move``), so that it
+        wakes up once, with its input there, instead of once for SIGCONT and again for the input."""
         if self._pausing and self.valid:
-            self._signal_group(signal.SIGCONT)
+            self._continue_with_query = True
 
     def quit(self, result_line: str | None):
         """Continue the group, ``QUIT <result line>``, close stdin, wait for the exit or the grace

@@ -73,6 +73,9 @@ class ReplyFramer:
     def feed(self, data: bytes) -> None:
         """Queue the lines that ``data`` completes."""
         limit = self.max_line
+        if data and not self._partial and not self._discarding and data.find(b"\n") == len(data) - 1 < limit + 1:
+            self._queue(data[:-1].decode("latin-1"))  # the usual case: one whole reply
+            return
         start = 0
         while True:
             nl = data.find(b"\n", start)
