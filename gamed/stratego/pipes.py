@@ -610,7 +610,12 @@ class PipeSeat:
         if self._kill_timer is not None:
             self._kill_timer.cancel()
             self._kill_timer = None
-        if self._reaped or self._reap_deadline:
+        if self._pid is None or self._reaped:  # it never ran (its exec failed), or all is done
+            self._reaped = True
+            if not self._finished:
+                self._finish()
+            return
+        if self._reap_deadline:  # reaping under way
             return
         self._signal_group(signal.SIGKILL)
         self._reap_deadline = time.monotonic() + _REAP_LIMIT
