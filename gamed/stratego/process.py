@@ -1,10 +1,12 @@
-"""AI programs as seats: a subprocess speaking the UCC protocol (ucc-stratego §5) on stdin/stdout.
+"""AI programs as seats on the Twisted reactor: a subprocess speaking the UCC protocol
+(ucc-stratego §5) on stdin/stdout, for the daemon's matches (tournaments, Combat's UCC seats).
 
 ``ProgramSeat`` starts the program (§2.5) through ``reactor.spawnProcess`` as the leader of its own
-process group, frames its replies on ``\\n`` (bytes as latin-1, ``\\r`` and tabs kept), times
-whole lines (§5.7), keeps early lines for the next ask, bounds every buffer (§5.1, §11 rows 1 and
-16), pauses the group while the other side thinks (§5.9) and ends it with ``QUIT``, a grace period,
-SIGKILL to the whole group and reaping (§5.6, §11 row 2).
+process group, frames its replies with ``wire.ReplyFramer`` (§5.1), times whole lines (§5.7),
+bounds every buffer (§5.1, §11 rows 1 and 16), pauses the group while the other side thinks (§5.9)
+and ends it with ``QUIT``, a grace period, SIGKILL to the whole group and reaping (§5.6, §11 row
+2). gamed-stratego runs its one match without the reactor, with ``pipes.PipeSeat``, which behaves
+the same (tests/stratego/test_process.py and test_pipes.py check both).
 
 Process groups: ``spawnProcess`` has no pre-exec hook, so the program is started through a helper
 that makes it a group leader and then execs it with ``argv[0]`` unchanged and no PATH search.

@@ -156,6 +156,7 @@ def test_no_arguments_prints_the_usage_on_stderr_and_exits_0(capsys):
         (["-m", "12x", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "12x" for -m switch!'),
         (["-m", "1e3", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "1e3" for -m switch!'),
         (["-Tnan", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "nan" for -T switch!'),
+        (["-T", "\u0131nf", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "?nf" for -T switch!'),  # dotless i
         (["-t", "1_0", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "1_0" for -t switch!'),
         (["-t", "", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "" for -t switch!'),
         (["--quit-grace=-1", "./a", "./b"], 'ARGUMENT_ERROR - Invalid value "-1" for --quit-grace switch!'),
