@@ -11,12 +11,15 @@ with --daemon, the referee inside the daemon's process.
    a. Fixed cost: --fixed-runs runs of ``-m 1 -o LOG -T 2`` (the setups, START, no move, QUIT):
       wall time from exec to exit.
    b. Games: --games games of ``-m 1000 -o LOG -T 2``: wall time from exec to the first move
-      (fast_ai, with FAST_AI_REPORT, writes to stderr when it first reads a board: RED's first
-      query) and to exit; the command's own CPU time, its children excluded (read from /proc while
-      it is a zombie: its schedstat, or for a process that had threads the utime+stime of them all,
-      in 10 ms ticks), and its half-moves (the log's move lines). Own CPU per half-move is
-      (the games' CPU - games x the fixed runs' median CPU) / their half-moves; the slope of CPU
-      against half-moves over the games is printed too.
+      and to exit, the command's own CPU time (its children excluded) and its half-moves (the
+      log's move lines). fast_ai, with FAST_AI_REPORT, writes to stderr when it first reads a
+      board (RED's first query: the first move) and when it reads QUIT, each time with its
+      parent's (the manager's) CPU time so far; own CPU per half-move is the manager's CPU between
+      the two, summed over the games, divided by their half-moves (the median per game is printed
+      too). A process's own CPU is read from /proc (at exit while it is a zombie): its schedstat
+      (exact, its main thread), or for a process whose threads used more, the utime+stime of them
+      all (10 ms ticks). For comparison: each game's CPU from exec to exit less the fixed runs'
+      median, and the slope of CPU against half-moves over the games.
    c. A round: the same games in the tournament script's pattern, each through /bin/sh as
       ``CMD -m 1000 -o LOG -T 2 "AI" "AI" 2>> LOG.stderr``, one after the other: the round's wall time.
    d. Verdicts: every game's log replayed with ``-m 1000 -f LOG`` gives its result line; with
@@ -141,10 +144,11 @@ def game_seeds(seed: int, games: int) -> list[tuple[int, int]]:
 # --- the command, one process per game (issue 12) -------------------------------------------------
 
 ORIGINAL_FIGURES = {"fixed_ms": 8.5, "cpu_us_per_half_move": 120.0}  # the issue's, for the original
+ISSUE_BEFORE = {"fixed_ms": 657.0, "cpu_us_per_half_move": 240.0}  # the issue's, for gamed-stratego then
 FIXED_TARGET_MS = 100.0
 TICK = os.sysconf("SC_CLK_TCK")
 _MOVE_LINE = re.compile(rb"^\d+ (?:RED|BLU): ", re.M)
-_FIRST_BOARD = re.compile(rb"^fast_ai: first board (\d+\.\d+)$", re.M)
+_REPORT = re.compile(rb"^fast_ai: (first board|quit) (\d+\.\d+) manager (-?\d+) (-?\d+)$", re.M)
 LIVE_COMMANDS: set = set()  # manager processes under way: their groups are killed on the way out
 
 
@@ -189,13 +193,29 @@ def run_manager(argv: list[str], env: dict, workdir: Path, shell: bool = False, 
         proc.wait()
         LIVE_COMMANDS.discard(proc.pid)
     stdout, stderr = out_path.read_bytes(), err_path.read_bytes()
-    boards = [float(m.group(1)) for m in _FIRST_BOARD.finditer(stderr)]
+    reports: dict[bytes, list[tuple[float, int, int]]] = {b"first board": [], b"quit": []}
+    for m in _REPORT.finditer(stderr):
+        reports[m.group(1)].append((float(m.group(2)), int(m.group(3)), int(m.group(4))))
+    first = min(reports[b"first board"], default=None)
+    quit = min(reports[b"quit"], default=None)
+    play_cpu = play_by = None
+    if first is not None and first[1] >= 0:
+        # The manager's CPU from its first query of a move to QUIT (or, when the AIs were killed
+        # before they could say, to its exit): the half-moves alone, without start-up and end.
+        ns, ticks = (quit[1], quit[2]) if quit is not None else (round(cpu * 1e9), None)
+        exact = (ns - first[1]) / 1e9
+        if ticks is not None and (ticks - first[2]) / TICK > exact + 2.0 / TICK:  # other threads ran
+            play_cpu, play_by = (ticks - first[2]) / TICK, "ticks"
+        else:
+            play_cpu, play_by = exact, "schedstat"
     return {
         "status": proc.returncode,
         "wall_s": t1 - t0,
-        "first_move_s": (min(boards) - t0) if boards else None,
+        "first_move_s": (first[0] - t0) if first is not None else None,
         "cpu_s": cpu,
         "cpu_by": how,
+        "play_cpu_s": play_cpu,
+        "play_by": play_by if quit is not None or play_by is None else play_by + ", to its exit",
         "stdout": stdout.decode("latin-1"),
         "stderr": stderr.decode("latin-1"),
     }
@@ -342,6 +362,9 @@ def command_figures(r: dict) -> dict:
     slope = statistics.linear_regression(xs, ys).slope if len(set(xs)) > 1 else float("nan")
     firsts = sorted(g["first_move_s"] for g in games if g["first_move_s"] is not None)
     walls = sorted(x["wall_s"] for x in fixed)
+    played = [g for g in games if g["half_moves"] and g["play_cpu_s"] is not None]
+    play_hm = sum(g["half_moves"] for g in played)
+    per_game = [g["play_cpu_s"] / g["half_moves"] for g in played]
     return {
         "fixed_wall_ms_p50": statistics.median(walls) * 1e3,
         "fixed_wall_ms_min": walls[0] * 1e3,
@@ -352,10 +375,13 @@ def command_figures(r: dict) -> dict:
         "game_wall_ms_p50": statistics.median(g["wall_s"] for g in games) * 1e3,
         "half_moves": hm,
         "half_moves_per_game": hm / len(games),
-        "cpu_us_per_half_move": (cpu - len(games) * fixed_cpu) / hm * 1e6 if hm else float("nan"),
+        "cpu_us_per_half_move": sum(g["play_cpu_s"] for g in played) / play_hm * 1e6 if play_hm else float("nan"),
+        "cpu_us_per_half_move_p50": statistics.median(per_game) * 1e6 if per_game else float("nan"),
+        "cpu_us_per_half_move_sum": (cpu - len(games) * fixed_cpu) / hm * 1e6 if hm else float("nan"),
         "cpu_us_per_half_move_all": cpu / hm * 1e6 if hm else float("nan"),
         "cpu_slope_us": slope * 1e6,
         "cpu_by": sorted({x["cpu_by"] for x in fixed + games}),
+        "play_by": sorted({g["play_by"] for g in played}),
         "outcomes": dict(collections.Counter(g["line"].split(" ")[2] for g in games).most_common()),
         "replays_ok": sum(r["replays"]),
     }
@@ -378,9 +404,11 @@ def print_command_report(results: dict, commands: dict[str, str], verdicts: list
         ("own CPU of a -m 1 run (ms, median)", lambda f: f"{f['fixed_cpu_ms']:.1f}"),
         ("half-moves per game (mean)", lambda f: f"{f['half_moves_per_game']:.1f}"),
         ("wall per game (ms, p50)", lambda f: f"{f['game_wall_ms_p50']:.1f}"),
-        ("own CPU per half-move (us), fixed part out", lambda f: f"{f['cpu_us_per_half_move']:.1f}"),
-        ("  slope over the games / all CPU per half-move", lambda f: f"{fmt(f['cpu_slope_us'], 1)} / {f['cpu_us_per_half_move_all']:.1f}"),
-        ("own CPU read from", lambda f: ", ".join(f["cpu_by"])),
+        ("own CPU per half-move (us), first move to QUIT", lambda f: f"{f['cpu_us_per_half_move']:.1f}"),
+        ("  per game: p50", lambda f: f"{f['cpu_us_per_half_move_p50']:.1f}"),
+        ("  exec to exit less the -m 1 median / slope", lambda f: f"{f['cpu_us_per_half_move_sum']:.1f} / {fmt(f['cpu_slope_us'], 1)}"),
+        ("  exec to exit, fixed part included", lambda f: f"{f['cpu_us_per_half_move_all']:.1f}"),
+        ("own CPU read from (exec to exit; the half-moves)", lambda f: ", ".join(f["cpu_by"]) + "; " + ", ".join(f["play_by"])),
         ("logs replaying to their result line", lambda f: f"{f['replays_ok']} of {len(results[names[0]]['games'])}"),
     ]
     width = max(len(r[0]) for r in rows) + 2
@@ -422,6 +450,25 @@ def print_command_report(results: dict, commands: dict[str, str], verdicts: list
             f"{ours['cpu_us_per_half_move']:.1f} us against {ref_cpu:.1f} us ({ref})",
         )
     )
+    if "before" in commands and "original" not in commands:
+        # Like for like: the issue measured the original beside the gamed-stratego of then; with
+        # that one here as --before, the original's figures scale by the issue's ratios.
+        before = results["before"]["figures"]
+        scale_fixed = ORIGINAL_FIGURES["fixed_ms"] / ISSUE_BEFORE["fixed_ms"]
+        scale_cpu = ORIGINAL_FIGURES["cpu_us_per_half_move"] / ISSUE_BEFORE["cpu_us_per_half_move"]
+        print(
+            f"  the issue's ratios applied to --before (original = before x {scale_fixed:.4f} fixed, x {scale_cpu:.2f} "
+            f"per half-move): the original here would be {before['fixed_wall_ms_p50'] * scale_fixed:.1f} ms fixed and "
+            f"{before['cpu_us_per_half_move'] * scale_cpu:.1f} us per half-move"
+        )
+        verdicts.append(
+            (
+                "own CPU per half-move <= the original's, scaled to this machine by --before",
+                ours["cpu_us_per_half_move"] <= before["cpu_us_per_half_move"] * scale_cpu,
+                f"{ours['cpu_us_per_half_move']:.1f} us against {before['cpu_us_per_half_move'] * scale_cpu:.1f} us "
+                f"(before's {before['cpu_us_per_half_move']:.1f} us x {scale_cpu:.2f})",
+            )
+        )
     verdicts.append(
         (
             "verdicts unchanged: every game's log replays to its result line"

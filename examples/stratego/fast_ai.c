@@ -11,9 +11,12 @@
  * Without SEED it takes FAST_AI_SEED from the environment (RED and BLUE then play different
  * streams of the same seed: a manager started as the tournament script does, with bare paths,
  * still plays reproducible games), else the time and its process id. With FAST_AI_REPORT set it
- * writes "fast_ai: first board <seconds>" to stderr when it has read its first board (the moment
- * it is first asked for a move), the CLOCK_MONOTONIC time: bench/stratego_referee.py measures a
- * manager's start-up with it.
+ * writes two lines to stderr for bench/stratego_referee.py, which measures a manager with them:
+ *     fast_ai: first board <seconds> manager <ns> <ticks>    when it has read its first board
+ *     fast_ai: quit <seconds> manager <ns> <ticks>           when it has read QUIT
+ * <seconds> is the CLOCK_MONOTONIC time; <ns> and <ticks> are its parent's (the manager's) CPU
+ * time so far, from /proc/PPID/schedstat (its main thread, in ns) and /proc/PPID/stat (utime +
+ * stime of all its threads, in clock ticks); -1 where they cannot be read.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,7 @@
 #define MAX_MOVES 1024
 
 static char line[LINE_MAX_LEN];
+static void report(const char *what);
 static char board[SIZE][SIZE + 1];
 static unsigned long long rng_state;
 
@@ -49,6 +53,8 @@ static void read_line(void)
             line[n++] = (char)c;
     }
     line[n] = '\0';
+    if (strncmp(line, "QUIT", 4) == 0)
+        report("quit");
     if ((c == EOF && n == 0) || strncmp(line, "QUIT", 4) == 0)
         exit(0);
 }
@@ -94,15 +100,42 @@ static void read_board(void)
     }
 }
 
+static void report(const char *what)
+{
+    struct timespec now;
+    char path[64], buf[1024], *p;
+    long long ns = -1, ticks = -1;
+    unsigned long long utime, stime;
+    FILE *f;
+    if (getenv("FAST_AI_REPORT") == NULL)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)getppid());
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fscanf(f, "%lld", &ns) != 1)
+            ns = -1;
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)getppid());
+    if ((f = fopen(path, "r")) != NULL) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        /* after "pid (comm) ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime */
+        if ((p = strrchr(buf, ')')) != NULL
+            && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) == 2)
+            ticks = (long long)(utime + stime);
+    }
+    fprintf(stderr, "fast_ai: %s %lld.%09ld manager %lld %lld\n", what, (long long)now.tv_sec, now.tv_nsec, ns, ticks);
+}
+
 static void report_first_board(void)
 {
     static int done = 0;
-    struct timespec now;
-    if (done || getenv("FAST_AI_REPORT") == NULL)
-        return;
-    done = 1;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    fprintf(stderr, "fast_ai: first board %lld.%09ld\n", (long long)now.tv_sec, now.tv_nsec);
+    if (!done) {
+        done = 1;
+        report("first board");
+    }
 }
 
 static void move(void)
