@@ -11,13 +11,10 @@ daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
 - ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``os.posix_spawn`` as the leader
   of a new session and process group (no helper process, ``argv[0]`` as given, no PATH search,
   SIGPIPE and SIGXFSZ back to their defaults), its replies framed by ``wire.ReplyFramer``, whole
-  lines timed (§5.7), its process group paused while the other side thinks (§5.9; the mover is
-  continued once its query is in the pipe, so it wakes once, with its input there), and ended with
+  lines timed (§5.7), its process group paused while the other side thinks (§5.9), and ended with
   ``QUIT``, a grace period, SIGKILL to the group and reaping (§5.6, §11 row 2). Its exit is
   noticed through a pidfd (no SIGCHLD handler: stopping and continuing the AIs wakes nobody).
-  Writes go straight to the non-blocking pipe; with pausing on, the confirmations for a side are
-  sent together with its next query (it is stopped in between, so it reads the same bytes; one
-  write per half-move instead of three).
+  Writes go straight to the non-blocking pipe (only what it does not take waits for the loop).
 - ``PipeConsole``: stdin for the people and the ``-t`` prompt (``console.ConsoleLines``).
 """
 
@@ -258,7 +255,6 @@ class PipeSeat:
         self._loop = loop
         self._warn = warn if warn is not None else _stderr
         self._pausing = options.pause
-        self._continue_with_query = False  # resume() came: SIGCONT once the next query is written
         timeout = options.timeout
         self._timeout = timeout if timeout is not None and 0 < timeout < math.inf else None  # §5.7: else none
         # reading
@@ -272,7 +268,6 @@ class PipeSeat:
         self._stdin: int | None = None
         self._out = bytearray()  # what the pipe did not take yet
         self._close_stdin_after = False
-        self._told: list[str] = []  # confirmations held for the next query (while pausing)
         self._gone = False  # more than OUTPUT_LIMIT waited for it
         # the process and its end
         self._pid: int | None = None
@@ -355,37 +350,23 @@ class PipeSeat:
             self._write(b"START\n")
 
     def move(self, view: list[str], acceptable: Callable[[str], bool]):
-        """The confirmations held for it, the 10 view lines, then one reply: its text, None at
-        EOF, or TIMEOUT."""
+        """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
         if not self.valid:
             return Ready(None)
-        if self._told:
-            view = self._told + view
-            self._told = []
         self._write(encode("\n".join(view) + "\n"))
-        if self._continue_with_query:
-            self._continue_with_query = False
-            self._signal_group(signal.SIGCONT)
         return self._read_line()
 
     def tell(self, line: str) -> None:
-        if not self.valid:
-            return
-        if self._pausing:
-            self._told.append(line)  # it is stopped until its next query, which carries it
-        else:
+        if self.valid:
             self._write(encode(line + "\n"))
 
     def pause(self) -> None:
         if self._pausing and self.valid:
-            self._continue_with_query = False
             self._signal_group(signal.SIGSTOP)
 
     def resume(self) -> None:
-        """Its turn: it is continued as soon as its query is in its pipe (``move``), so that it
-        wakes up once, with its input there, instead of once for SIGCONT and again for the input."""
         if self._pausing and self.valid:
-            self._continue_with_query = True
+            self._signal_group(signal.SIGCONT)
 
     def quit(self, result_line: str | None):
         """Continue the group, ``QUIT <result line>``, close stdin, wait for the exit or the grace
@@ -409,12 +390,8 @@ class PipeSeat:
         self._quitting = True
         self._cancel_read()
         self._signal_group(signal.SIGCONT)
-        text = self._told
-        self._told = []
         if result_line is not None:
-            text.append(f"QUIT {result_line}")
-        if text:
-            self._write(encode("\n".join(text) + "\n"))
+            self._write(encode(f"QUIT {result_line}\n"))
         self._close_stdin()
         self._lines.clear()
         self._start_reading()  # drain the program's output so that it is never blocked writing
