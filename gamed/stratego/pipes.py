@@ -5,8 +5,8 @@ its start-up and its per-half-move cost in every game (docs/performance.md, "Str
 It therefore runs its one match in this small loop instead of the Twisted reactor, which the
 daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
 
-- ``SelectorLoop``: epoll (poll where there is none) for the pipes and stdin, a heap of timers on
-  the monotonic clock, signals through ``signal.set_wakeup_fd`` (handled between events, never in the middle of
+- ``SelectorLoop``: epoll (poll where there is none) for the pipes and stdin, timers on the
+  monotonic clock, signals through ``signal.set_wakeup_fd`` (handled between events, never in the middle of
   one), and ``start(coroutine)``, which runs the referee: it awaits ``Waiter`` objects.
 - ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``os.posix_spawn`` as the leader
   of a new session and process group (no helper process, ``argv[0]`` as given, no PATH search,
@@ -20,7 +20,6 @@ daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
 
 from __future__ import annotations
 
-import heapq
 import math
 import os
 import select
@@ -69,14 +68,18 @@ class Waiter:
 
 
 class _Timer:
-    __slots__ = ("call", "active")
+    __slots__ = ("deadline", "call", "_timers")
 
-    def __init__(self, call: Callable[[], None]):
+    def __init__(self, deadline: float, call: Callable[[], None], timers: list):
+        self.deadline = deadline
         self.call = call
-        self.active = True
+        self._timers = timers
 
     def cancel(self) -> None:
-        self.active = False
+        try:
+            self._timers.remove(self)
+        except ValueError:  # it has fired, or was cancelled before
+            pass
 
 
 class SelectorLoop:
@@ -92,8 +95,9 @@ class SelectorLoop:
         else:  # pragma: no cover - not Linux
             self._poller, self._ms, self._in, self._out = select.poll(), True, select.POLLIN, select.POLLOUT
         self._calls: dict[int, Callable[[], None]] = {}  # fd -> what to call when it is ready
-        self._timers: list = []  # heap of (deadline, sequence, _Timer)
-        self._sequence = 0
+        # The timers that are due later: a handful at most (a reply's timeout per AI, a stall, the
+        # Tk window's refresh), so a list scanned each round beats a heap.
+        self._timers: list[_Timer] = []
         self._signal_fd: int | None = None
         self._on_signal: Callable[[int], None] | None = None
         self.failure: BaseException | None = None
@@ -105,9 +109,8 @@ class SelectorLoop:
 
     def call_later(self, delay: float, call: Callable[[], None]) -> _Timer:
         """Call ``call()`` after ``delay`` seconds; ``cancel()`` the result to forget it."""
-        timer = _Timer(call)
-        self._sequence += 1
-        heapq.heappush(self._timers, (time.monotonic() + delay, self._sequence, timer))
+        timer = _Timer(time.monotonic() + delay, call, self._timers)
+        self._timers.append(timer)
         return timer
 
     def sleep(self, seconds: float) -> Waiter:
@@ -196,15 +199,10 @@ class SelectorLoop:
         monotonic = time.monotonic
         while not until.done and self.failure is None:
             timeout = -1 if not self._ms else None
-            while timers:
-                deadline, _, timer = timers[0]
-                if not timer.active:
-                    heapq.heappop(timers)
-                    continue
-                timeout = max(0.0, deadline - monotonic())
+            if timers:
+                timeout = max(0.0, min(timer.deadline for timer in timers) - monotonic())
                 if self._ms:  # pragma: no cover - poll: milliseconds, rounded up
                     timeout = math.ceil(timeout * 1000)
-                break
             if not timers and not calls:
                 raise RuntimeError("the loop has nothing left to wait for")
             for fd, _ in poll(timeout):
@@ -218,10 +216,9 @@ class SelectorLoop:
                     return
             if timers:
                 now = monotonic()
-                while timers and timers[0][0] <= now:
-                    timer = heapq.heappop(timers)[2]
-                    if timer.active:
-                        timer.active = False
+                for timer in [timer for timer in timers if timer.deadline <= now]:
+                    if timer in timers:  # not cancelled by an earlier one of this round
+                        timers.remove(timer)
                         try:
                             timer.call()
                         except BaseException as e:  # noqa: BLE001

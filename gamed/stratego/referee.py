@@ -294,6 +294,7 @@ class StrategoReferee:
         self._on_log = on_log
         self._on_board = on_board
         self._wait_for_operator = wait_for_operator
+        self._acceptables = (self._acceptable(RED), self._acceptable(BLUE))
         self.aborted = False
 
     def spectator_state(self, over: bool = False) -> dict:
@@ -408,7 +409,7 @@ class StrategoReferee:
         self._attrition(side)
         if self._on_board is not None:
             self._on_board(self, False)
-        reply = await seat.move(self.board.view(side), self._acceptable(side))
+        reply = await seat.move(self.board.view(side), self._acceptables[side])
         if self.aborted:
             raise _Quit()
         self.half_moves += 1
@@ -424,7 +425,8 @@ class StrategoReferee:
         self._attrition(side)
         for s in self.seats:
             s.tell(confirmation)
-        await self._stall()
+        if self.options.stall:
+            await self._stall()
 
     def _judge(self, side: int, reply: str, prefix: str) -> str:
         """Apply ``reply``; returns the confirmation, or raises _End (logging the move line)."""
