@@ -548,7 +548,9 @@ def _play(args: Arguments, log: _LogWriter, replay, out, err) -> int:
         loop.start(match())
         loop.run(until=status)
         if loop.failure is not None:
-            err(f"INTERNAL_ERROR - {loop.failure}\n")
+            import traceback
+
+            err("".join(traceback.format_exception(loop.failure)) + f"INTERNAL_ERROR - {loop.failure}\n")
             _end_players(loop, seats)
             return 1
         return status.value

@@ -204,7 +204,8 @@ class SelectorLoop:
                 if self._ms:  # pragma: no cover - poll: milliseconds, rounded up
                     timeout = math.ceil(timeout * 1000)
             if not timers and not calls:
-                raise RuntimeError("the loop has nothing left to wait for")
+                self.failure = RuntimeError("the loop has nothing left to wait for")
+                return
             for fd, _ in poll(timeout):
                 call = calls.get(fd)
                 if call is None:
