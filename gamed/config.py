@@ -44,6 +44,7 @@ class KalahaConfig:
     pair_delay: float = 0.5  # seconds a new connection may take to ask for a table before pairing
     computer: bool = True  # whether clients may ask for the built-in computer player
     board: bool = True  # whether board drawings are sent by default (clients can switch them)
+    strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
 
 
 @attrs.frozen
@@ -89,6 +90,7 @@ class Connect4Config:
     width: int = 7  # the default board size (clients may ask for 4..16 each way)
     height: int = 6
     board: bool = True  # whether drawings are sent after every move by default
+    strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
     engines: tuple[str, ...] = ()  # engines offered; () = every built-in and installed engine
     engines_dir: str = "engines"  # native engines: <engines_dir>/<name>/engine.so; "" = none
     engine_time: float = 10.0  # seconds an engine may think per move; more aborts the game (ENGINE)

@@ -102,7 +102,7 @@ class Options(usage.Options):
     optParameters = [
         ["config", "c", None, "TOML config file with the settings below (see etc/gamed.conf.example)."],
         ["kalaha-move-time", None, None, f"Seconds per Kalaha move, 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
-        ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game, 0 = never [default: {_default('kalaha', 'strikes')}]"],
+        ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game (connections with drawings off; people too with strike_people in the config), 0 = never [default: {_default('kalaha', 'strikes')}]"],
         ["kalaha-first", None, None, "Who plays A and moves first: arrival, alternate or random [default: arrival]"],
         ["kalaha-pair-delay", None, None, f"Seconds a new Kalaha connection has to choose a table before it is paired [default: {_default('kalaha', 'pair_delay'):g}]"],
         ["kalaha-computer", None, None, "Allow the built-in computer player: yes or no [default: yes]"],

@@ -98,6 +98,12 @@ max_per_peer = 8
     assert cfg.kalaha.move_time == 5
 
 
+def test_strikes_for_people_are_set_per_game_in_the_config_file():
+    built = config.build({"kalaha": {"strike_people": True}, "connect4": {"strike_people": "yes"}})
+    assert built.kalaha.strike_people and built.connect4.strike_people
+    assert not Config().kalaha.strike_people and not Config().connect4.strike_people
+
+
 def test_config_listen_may_be_a_single_string():
     assert config.build({"kalaha": {"listen": "tcp:1234"}}).kalaha.listen == ("tcp:1234",)
 
@@ -111,6 +117,8 @@ def test_config_listen_may_be_a_single_string():
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
         ("kalaha = 3\n", "[kalaha] must be a table of settings"),
+        ('[kalaha]\nstrike_people = "sometimes"\n', "kalaha.strike_people must be true or false, not 'sometimes'"),
+        ("[connect4]\nstrike_people = 2\n", "connect4.strike_people must be true or false, not 2"),
     ],
 )
 def test_bad_config_files_name_the_file_and_the_setting(tmp_path, text, message):

@@ -37,6 +37,7 @@ class Connect4Protocol(CommandProtocol):
         self.match = None  # the engine match this connection started and watches
         self.starting = False  # a PLAY or MATCH whose engines are being started
         self.board_on = service.config.board
+        self.strike_people = service.config.strike_people
 
     def __repr__(self) -> str:
         return f"<Connect4Protocol {self.name} {self.peer}>"

@@ -83,6 +83,11 @@ class KalahaGame:
     def over(self) -> bool:
         return self.outcome is not None
 
+    @property
+    def to_move(self) -> str:
+        """The side whose move it is (the last mover's once the game is over)."""
+        return self.position.to_move
+
     def start(self) -> None:
         """Tell both players the game began and ask A for the first move."""
         self._log.info(
@@ -122,9 +127,13 @@ class KalahaGame:
         if self.strike_limit and self.strikes[side] >= self.strike_limit:
             self._end(Reason.STRIKES, winner=other(side), culprit=side)
             return True
-        if side == self.position.to_move:
-            player.your_move(self, self._turns.remaining())
+        self.ask_again(player)
         return False
+
+    def ask_again(self, player: IKalahaPlayer) -> None:
+        """After a refused line: prompt ``player`` again if it is its move (the clock runs on)."""
+        if not self.over and self.side_of(player) == self.position.to_move:
+            player.your_move(self, self._turns.remaining())
 
     def resign(self, player: IKalahaPlayer) -> None:
         if not self.over:

@@ -39,6 +39,7 @@ class KalahaProtocol(CommandProtocol):
         self.named = False  # True once the player gave a name (only named players are rated)
         self.game: KalahaGame | None = None
         self.board_on = service.config.board
+        self.strike_people = service.config.strike_people
         self._join_call = None
 
     def __repr__(self) -> str:

@@ -161,6 +161,33 @@ def test_strikes_lose_the_game():
     assert "RESULT WIN STRIKES 1 -1 -1 -1 -1" in b.read()
 
 
+def test_a_persons_typos_and_early_lines_cost_nothing():
+    service = make_service(board=True)
+    a, b = pair(service)
+    a.read(), b.read()
+    a.send("9", "MOVE", "x")
+    lines = a.read()
+    assert [line for line in lines if line.startswith("ERROR")] == [
+        "ERROR 411 column 9 is not on the board (0..6)",
+        "ERROR 401 usage: MOVE <column>, e.g. MOVE 3 or just 3",
+        "ERROR 400 unknown command X; type HELP",
+    ]
+    assert lines.count("YOURMOVE 60 0 1 2 3 4 5 6") == 3
+    b.send("3")
+    assert b.read() == ["ERROR 410 it is not your move"]
+    assert not a.lost and service.games[1].strikes == {0: 0, 1: 0}
+
+
+def test_people_are_struck_on_their_own_turn_only_when_configured():
+    service = make_service(board=True, strike_people=True, strikes=2)
+    a, b = pair(service)
+    a.read(), b.read()
+    b.send("3", "3")
+    assert b.read() == ["ERROR 410 it is not your move", "ERROR 410 it is not your move"]
+    a.send("9", "9")
+    assert "RESULT LOSE STRIKES 1 -1 -1 -1 -1" in a.read()
+
+
 def test_resign():
     service = make_service()
     a, b = pair(service)

@@ -218,6 +218,55 @@ def test_three_strikes_lose_the_game(service):
     assert service.games == {}
 
 
+def test_a_persons_typos_get_their_error_and_cost_nothing(clock):
+    # Drawings on: the connection behaves as a person, so the three typos of issue 12 cost nothing.
+    service = make_service(clock, board=True)
+    a, b = pair(service)
+    clock.advance(5)
+    a.send("B1", "A7", "move")
+    assert a.read() == [
+        "ERROR 413 B1: that pit belongs to your opponent",
+        "YOURMOVE 55 A1 A2 A3 A4 A5 A6",
+        "ERROR 412 A7: a store cannot be played",
+        "YOURMOVE 55 A1 A2 A3 A4 A5 A6",
+        "ERROR 401 usage: MOVE <pit>, e.g. MOVE A3 or just 3",
+        "YOURMOVE 55 A1 A2 A3 A4 A5 A6",
+    ]
+    assert b.read() == []
+    a.send("A3")
+    assert a.read()[0] == "PLAYED A A3 SOWN 6"
+    assert service.games[1].strikes == {"A": 0, "B": 0}
+
+
+def test_a_persons_line_out_of_turn_costs_nothing_even_when_people_are_struck(clock):
+    service = make_service(clock, board=True, strike_people=True)
+    a, b = pair(service)
+    b.send("B1", "FOO")
+    assert b.read() == ["ERROR 410 it is not your turn", "ERROR 400 unknown command FOO; type HELP"]
+    a.send("B1")
+    assert a.read() == ["ERROR 413 B1: that pit belongs to your opponent; strike 1 of 3", "YOURMOVE 60 A1 A2 A3 A4 A5 A6"]
+
+
+def test_people_lose_on_strikes_on_their_own_turn_when_configured(clock):
+    service = make_service(clock, board=True, strike_people=True)
+    a, b = pair(service)
+    a.send("B1", "A7", "move")
+    assert a.read()[-3:] == ["SCORE 0 0", "RESULT LOSE STRIKES you made 3 protocol errors", "BYE thanks for playing"]
+
+
+def test_a_connection_that_switches_its_drawings_off_is_struck_as_a_program(clock):
+    service = make_service(clock, board=True)
+    a, b = pair(service)
+    a.send("B1", "BOARD OFF", "B1")
+    assert a.read() == [
+        "ERROR 413 B1: that pit belongs to your opponent",
+        "YOURMOVE 60 A1 A2 A3 A4 A5 A6",
+        "OK BOARD OFF",
+        "ERROR 413 B1: that pit belongs to your opponent; strike 1 of 3",
+        "YOURMOVE 60 A1 A2 A3 A4 A5 A6",
+    ]
+
+
 def test_strike_limit_zero_never_loses(clock):
     service = make_service(clock, strikes=0)
     a, b = pair(service)
