@@ -10,6 +10,7 @@ import enum
 import re
 
 from gamed import __version__, textwire
+from gamed.kalaha import rules
 from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
 
 # Shared with the other text command protocols (gamed.textwire).
@@ -150,18 +151,22 @@ def legal_pits(pos: Position) -> str:
     return " ".join(pit_name(pit_index(pos.to_move, n)) for n in pos.legal_moves())
 
 
-def board(pos: Position) -> list[str]:
-    """A drawing of the board for people, as ``BOARD`` lines (B's row on top, as seen from A)."""
+def board(pos: Position, reader: str = A) -> list[str]:
+    """A drawing of the board for people, as ``BOARD`` lines, seen from the ``reader``'s side: its
+    own row at the bottom, sown left to right towards its store on the right; the opponent's row
+    on top, right to left, and the opponent's store on the left."""
     p = pos.pits
-    top = "".join(f"{p[i]:>4}" for i in range(12, 6, -1))
-    bottom = "".join(f"{p[i]:>4}" for i in range(0, 6))
+    own, opp = rules.pit_index(reader, 1), rules.pit_index(other(reader), 1)
+    top = "".join(f"{p[i]:>4}" for i in range(opp + 5, opp - 1, -1))
+    bottom = "".join(f"{p[i]:>4}" for i in range(own, own + 6))
+    mine, theirs = reader, other(reader)
     rule = "-" * 32
     return [
-        "BOARD" + " " * 12 + "B6  B5  B4  B3  B2  B1",
+        "BOARD" + " " * 12 + "  ".join(f"{theirs}{n}" for n in range(6, 0, -1)),
         f"BOARD     +{rule}+",
         f"BOARD     |    {top}    |",
-        f"BOARD  B7 | {p[13]:>2} {' ' * 24} {p[6]:>2} | A7",
+        f"BOARD  {theirs}7 | {p[opp + 6]:>2} {' ' * 24} {p[own + 6]:>2} | {mine}7",
         f"BOARD     |    {bottom}    |",
         f"BOARD     +{rule}+",
-        "BOARD" + " " * 12 + "A1  A2  A3  A4  A5  A6",
+        "BOARD" + " " * 12 + "  ".join(f"{mine}{n}" for n in range(1, 7)),
     ]

@@ -367,6 +367,35 @@ def test_board_drawing_on_request_and_switch(service):
     assert b.read() == ["OK BOARD OFF"]
 
 
+def test_each_player_sees_the_board_from_its_own_side(service):
+    a, b = pair(service)
+    a.send("A3")
+    a.read(), b.read()
+    a.send("BOARD")
+    b.send("BOARD")
+    assert a.read() == [
+        "BOARD            B6  B5  B4  B3  B2  B1",
+        "BOARD     +--------------------------------+",
+        "BOARD     |       6   6   6   6   7   7    |",
+        "BOARD  B7 |  0                           1 | A7",
+        "BOARD     |       6   6   0   7   7   7    |",
+        "BOARD     +--------------------------------+",
+        "BOARD            A1  A2  A3  A4  A5  A6",
+    ]
+    # B's own row at the bottom, sown left to right towards B's store on the right.
+    assert b.read() == [
+        "BOARD            A6  A5  A4  A3  A2  A1",
+        "BOARD     +--------------------------------+",
+        "BOARD     |       7   7   7   0   6   6    |",
+        "BOARD  A7 |  1                           0 | B7",
+        "BOARD     |       7   7   6   6   6   6    |",
+        "BOARD     +--------------------------------+",
+        "BOARD            B1  B2  B3  B4  B5  B6",
+    ]
+    b.send("POSITION")
+    assert b.read() == ["POSITION 6 6 0 7 7 7 1 7 7 6 6 6 6 0 B"], "the machine line is the same for both"
+
+
 def test_board_with_a_bad_argument_is_an_error(service):
     a, b = pair(service)
     b.send("BOARD SIDEWAYS")
