@@ -112,7 +112,7 @@ class Move:
     pit: int  # 1..6 on the mover's side
     sown: int
     last: int  # board index where the last stone fell
-    extra_turn: bool
+    extra_turn: bool  # the last stone fell in the mover's store (it moves again unless the game is over)
     captured: int  # stones moved to the store by a capture, the capturing stone included
     swept: int  # stones swept into a store because the next player had no move
     position: Position  # the position after the move

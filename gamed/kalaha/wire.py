@@ -136,14 +136,19 @@ def position(pos: Position) -> str:
 
 
 def played(move: Move) -> str:
-    """``PLAYED <side> <pit> SOWN <n>`` followed by what else the move did."""
+    """``PLAYED <side> <pit> SOWN <n>`` followed by what else the move did, in a fixed order:
+    ``CAPTURE <k>``, ``EXTRA`` (the mover moves again), ``SWEEP <m>``, and ``END`` on the move that
+    ends the game (which then has no ``EXTRA``: nobody moves again)."""
+    over = move.position.over
     parts = [f"PLAYED {move.side} {move.side}{move.pit} SOWN {move.sown}"]
     if move.captured:
         parts.append(f"CAPTURE {move.captured}")
-    if move.extra_turn:
+    if move.extra_turn and not over:
         parts.append("EXTRA")
     if move.swept:
         parts.append(f"SWEEP {move.swept}")
+    if over:
+        parts.append("END")
     return " ".join(parts)
 
 

@@ -5,6 +5,7 @@ from twisted.internet.task import Clock
 from twisted.logger import LogLevel, capturedLogs
 
 from gamed.kalaha.protocol import KalahaProtocol
+from gamed.kalaha.rules import Position
 from tests.kalaha.harness import Client, greeted, make_service, pair
 
 
@@ -441,6 +442,38 @@ def test_full_game_to_the_final_score_then_both_close(service):
     assert (ra, rb) == expected
     assert seen["A"][-2].endswith(f"END {sa} to {sb}")
     assert a.lost and b.lost
+
+
+def _set_position(service, pits, to_move="A"):
+    """Put the running game into a position (to reach a particular end quickly)."""
+    (game,) = service.games.values()
+    game.position = Position(tuple(pits), to_move)
+
+
+def test_the_game_ending_move_is_marked_end_and_has_no_extra(service):
+    a, b = pair(service)
+    # A's last stone falls into A7 (which would be an extra turn), and A has no stone left: B's
+    # stones are swept into B7 and the game is over, so A does not move again.
+    _set_position(service, [0, 0, 0, 0, 0, 1, 30, 2, 0, 0, 0, 3, 0, 36])
+    a.send("A6")
+    la, lb = a.read(), b.read()
+    assert la[0] == lb[0] == "PLAYED A A6 SOWN 1 SWEEP 5 END"
+    assert la[1] == "POSITION 0 0 0 0 0 0 31 0 0 0 0 0 0 41 -"
+    assert la[2:] == ["SCORE 31 41", "RESULT LOSE END 31 to 41", "BYE thanks for playing"]
+
+
+def test_a_game_ending_move_with_nothing_to_sweep_is_marked_end(service):
+    a, b = pair(service)
+    # B's pits are already empty; A's last stone empties A's side as well.
+    _set_position(service, [0, 0, 0, 0, 0, 1, 40, 0, 0, 0, 0, 0, 0, 31])
+    a.send("6")
+    assert a.read()[:2] == ["PLAYED A A6 SOWN 1 END", "POSITION 0 0 0 0 0 0 41 0 0 0 0 0 0 31 -"]
+
+
+def test_moves_that_do_not_end_the_game_carry_no_end(service):
+    a, b = pair(service)
+    a.send("A1")
+    assert a.read()[0] == "PLAYED A A1 SOWN 6 EXTRA"
 
 
 def test_computer_opponent_plays_its_moves(service, clock):
