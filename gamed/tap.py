@@ -101,7 +101,7 @@ class Options(usage.Options):
     )
     optParameters = [
         ["config", "c", None, "TOML config file with the settings below (see etc/gamed.conf.example)."],
-        ["kalaha-move-time", None, None, f"Seconds per Kalaha move, 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
+        ["kalaha-move-time", None, None, f"Seconds per Kalaha move (running out loses), 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
         ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game (connections with drawings off; people too with strike_people in the config), 0 = never [default: {_default('kalaha', 'strikes')}]"],
         ["kalaha-first", None, None, "Who plays A and moves first: arrival, alternate or random [default: arrival]"],
         ["kalaha-pair-delay", None, None, f"Seconds a new Kalaha connection has to choose a table before it is paired [default: {_default('kalaha', 'pair_delay'):g}]"],

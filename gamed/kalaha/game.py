@@ -67,7 +67,7 @@ class KalahaGame:
         self.clock = clock
         self.started_at = clock.seconds()
         self.move_time = move_time or None
-        # Kalaha allows no pass, so the first timeout ends the game (one strike).
+        # Kalaha allows no pass, so the first timeout ends the game (one strike): it loses.
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
 
     def side_of(self, player: IKalahaPlayer) -> str:
@@ -161,8 +161,8 @@ class KalahaGame:
         if self.over:
             return
         side = next(iter(turn.seats))
-        if turn.timed_out:
-            self._end(Reason.TIMEOUT, winner=None, culprit=side)
+        if turn.timed_out:  # a loss for the player out of time, as in every game of gamed
+            self._end(Reason.TIMEOUT, winner=other(side), culprit=side)
             return
         move: Move = turn.actions[side][-1]
         self.position = move.position

@@ -187,7 +187,7 @@ def play(position: Position, pit: int) -> Move:
 
 
 class Reason(enum.Enum):
-    """How a game ended. The first three are results; the others abort the game."""
+    """How a game ended. The first four are results (a timeout loses); the others abort the game."""
 
     END = "END"
     RESIGN = "RESIGN"
@@ -197,7 +197,7 @@ class Reason(enum.Enum):
     SHUTDOWN = "SHUTDOWN"
 
 
-ABORTS = frozenset({Reason.TIMEOUT, Reason.DISCONNECT, Reason.SHUTDOWN})
+ABORTS = frozenset({Reason.DISCONNECT, Reason.SHUTDOWN})
 
 
 @attrs.frozen

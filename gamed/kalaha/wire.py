@@ -107,9 +107,7 @@ def game_over(
     who = "you" if outcome.culprit == me else culprit
     reason = outcome.reason
     if outcome.aborted:
-        if reason is Reason.TIMEOUT:
-            text = f"{who} did not move within {seconds(move_time)} s"
-        elif reason is Reason.DISCONNECT:
+        if reason is Reason.DISCONNECT:
             text = f"{culprit} disconnected"
         else:
             text = "the server is shutting down"
@@ -120,6 +118,8 @@ def game_over(
             text = f"{who} resigned"
         elif reason is Reason.STRIKES:
             text = f"{who} made {strike_limit} protocol errors"
+        elif reason is Reason.TIMEOUT:
+            text = f"{who} did not move within {seconds(move_time)} s"
         else:
             text = f"{pos.store(me)} to {pos.store(other(me))}"
         last = f"RESULT {result} {reason.value} {text}"

@@ -138,8 +138,8 @@ async def test_move_time_limit_from_the_command_line(start_daemon):
     a.send("TABLE slow")
     b.send("TABLE slow")
     assert (await a.expect("YOURMOVE")).startswith("YOURMOVE 1 ")
-    assert await a.expect("ABORT") == "ABORT TIMEOUT you did not move within 1 s"
-    assert await b.expect("ABORT") == "ABORT TIMEOUT guest1 did not move within 1 s"
+    assert await a.expect("RESULT") == "RESULT LOSE TIMEOUT you did not move within 1 s"
+    assert await b.expect("RESULT") == "RESULT WIN TIMEOUT guest1 did not move within 1 s"
 
 
 @pytest_twisted.ensureDeferred

@@ -277,14 +277,16 @@ def test_strike_limit_zero_never_loses(clock):
     assert not a.closing
 
 
-def test_move_timeout_aborts_the_game_for_both(service, clock):
+def test_move_timeout_loses_the_game_for_the_player_out_of_time(service, clock):
     a, b = pair(service)
+    a.send("A3")
+    a.read(), b.read()
     clock.advance(59.9)
-    assert a.read() == []
+    assert b.read() == []
     clock.advance(0.1)
-    assert a.read() == ["SCORE 0 0", "ABORT TIMEOUT you did not move within 60 s", "BYE thanks for playing"]
-    assert b.read() == ["SCORE 0 0", "ABORT TIMEOUT alice did not move within 60 s", "BYE thanks for playing"]
-    assert a.lost and b.lost
+    assert b.read() == ["SCORE 1 0", "RESULT LOSE TIMEOUT you did not move within 60 s", "BYE thanks for playing"]
+    assert a.read() == ["SCORE 1 0", "RESULT WIN TIMEOUT bob did not move within 60 s", "BYE thanks for playing"]
+    assert a.lost and b.lost and service.games == {}
 
 
 def test_a_move_just_before_the_deadline_counts(service, clock):
