@@ -220,8 +220,8 @@ class Connect4Protocol(CommandProtocol):
             }[game.reason]
             last = wire.abort(game.reason, text)
         else:
-            line = game.board.win_line if game.reason is Reason.FOUR else None
-            last = wire.result(me, game.winner, game.reason, line)
+            lines = game.board.win_lines() if game.reason is Reason.FOUR else []
+            last = wire.result(me, game.winner, game.reason, lines)
         self.game = None
         self.close(f"game {game.id} over ({game.reason.value})", [last, "BYE thanks for playing"], routine=True)
 

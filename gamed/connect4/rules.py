@@ -163,6 +163,22 @@ class Board:
         self.win_line = None
         return column
 
+    def win_lines(self) -> list[tuple[int, int, int, int]]:
+        """Every line of four or more through the last stone once it has won, as the ends
+        (x1, y1, x2, y2) of each whole run, in the order horizontal, vertical, rising diagonal,
+        falling diagonal; ``win_line`` is the first. Empty while nobody has won."""
+        if self.winner is None:
+            return []
+        x = self.moves[-1]
+        y = self.heights[x] - 1
+        lines = []
+        for dx, dy in DIRECTIONS:
+            forward = self._run(x, y, dx, dy, self.winner)
+            back = self._run(x, y, -dx, -dy, self.winner)
+            if 1 + forward + back >= CONNECT:
+                lines.append((x - back * dx, y - back * dy, x + forward * dx, y + forward * dy))
+        return lines
+
     def copy(self) -> Board:
         """An independent copy of this board, history included."""
         new = Board.__new__(Board)

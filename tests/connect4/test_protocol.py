@@ -263,8 +263,52 @@ def test_bad_openings_are_refused():
     c = greeted(service)
     c.send("PLAY gamed FROM 1,x", "PLAY gamed FROM 9", "PLAY gamed 4x4 FROM 0,0,0,0,0", "PLAY gamed FROM 0,1,0,1,0,1,0",
            "PLAY gamed FROM", "PLAY gamed FROM 1 FIRST")
-    assert codes(c.read()) == [401, 411, 411, 401, 401, 401]
+    assert codes(c.read()) == [401, 411, 411, 411, 401, 401]
     assert not service.games
+
+
+def test_an_opening_that_ends_the_game_is_an_illegal_opening():
+    c = greeted(make_service())
+    c.send("PLAY gamed FROM 0,1,0,1,0,1,0,1")
+    assert c.read() == ["ERROR 411 the opening ends the game at move 7 (0): four in a line; nothing is left to play"]
+    c.send("PLAY gamed 4x4 FROM 3,2,1,0,2,0,0,0,3,3,1,2,3,1,2,1")
+    assert c.read() == ["ERROR 411 the opening ends the game at move 16 (1): the board is full; nothing is left to play"]
+
+
+def test_me_and_engine_say_who_moves_next_after_an_opening():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:0 ME FROM 3")  # one stone played: player 1 moves next
+    lines = c.read()
+    assert lines[0] == "START 1 1 7x6 gamed:0" and lines[-1] == "YOURMOVE 60 0 1 2 3 4 5 6"
+    d = greeted(service)
+    d.send("play gamed:0 engine from 3")  # the engine moves next: it is player 1, you are player 0
+    assert d.read()[0] == "START 2 0 7x6 gamed:0"
+    e = greeted(service)
+    e.send("PLAY gamed:0 ME")  # no opening: the one who moves next is player 0
+    assert e.read()[0] == "START 3 0 7x6 gamed:0"
+    f = greeted(service)
+    f.send("PLAY gamed:0 ENGINE 5x4 FROM 0,0")
+    assert f.read()[0] == "START 4 1 5x4 gamed:0"
+
+
+def test_two_words_for_the_side_are_refused_with_the_usage():
+    c = greeted(make_service())
+    c.send("PLAY gamed FIRST ME", "PLAY gamed ENGINE SECOND", "PLAY gamed ME ME")
+    usage = ("ERROR 401 usage: PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <column>,<column>,...]"
+             " (one of FIRST, SECOND, ME, ENGINE)")
+    assert c.read() == [usage] * 3
+
+
+def test_a_last_stone_that_completes_two_lines_reports_both():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:1 ME FROM 1,1,0,0,0,0,2,3,4,3,0,1,4")
+    assert c.read()[0] == "START 1 1 7x6 gamed:1"
+    c.send("2")
+    lines = c.read()
+    assert lines[0] == "PLAYED 1 2 1"
+    assert lines[-2:] == ["RESULT WIN FOUR 1 0 1 3 1 0 3 3 0", "BYE thanks for playing"]
 
 
 def test_a_match_between_built_in_levels():
