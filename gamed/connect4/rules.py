@@ -22,7 +22,8 @@ CONNECT = 4  # stones in a line needed to win, whatever the board size
 # The four line directions: horizontal, vertical, rising diagonal, falling diagonal.
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 
-_CELL_CHARS = {NOPLAYER: ".", PLAYER0: "0", PLAYER1: "1"}
+_CELL_CHARS = {NOPLAYER: ".", PLAYER0: "0", PLAYER1: "1"}  # the machine-readable board line
+_DRAWN = {NOPLAYER: ".", PLAYER0: "X", PLAYER1: "O"}  # the drawing for people (as the web draws them)
 
 
 class IllegalMove(ValueError):
@@ -205,12 +206,16 @@ class Board:
         return f"{self.width}x{self.height} " + " ".join(rows)
 
     def drawing(self) -> str:
-        """A human-readable picture, top row first, with column numbers underneath."""
+        """A human-readable picture, top row first: ``X`` for player 0's stones, ``O`` for player
+        1's, ``.`` for empty; under it a rule and the column numbers (two places each on boards
+        wider than 10, so that every number is whole)."""
+        places = 1 if self.width <= 10 else 2
         lines = [
-            " ".join(_CELL_CHARS[self.get(x, y)] for x in range(self.width))
+            " ".join(f"{_DRAWN[self.get(x, y)]:>{places}}" for x in range(self.width))
             for y in reversed(range(self.height))
         ]
-        lines.append(" ".join(str(x % 10) for x in range(self.width)))
+        lines.append("-" * len(lines[0]))
+        lines.append(" ".join(f"{x:>{places}}" for x in range(self.width)))
         return "\n".join(lines)
 
     # -- internals -----------------------------------------------------------------------------

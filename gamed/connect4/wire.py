@@ -25,6 +25,8 @@ PROTOCOL = "CONNECT4/1"
 SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
 _COLUMN_RE = re.compile(r"[+-]?[0-9]{1,6}\Z")
 NO_LINE = (-1, -1, -1, -1)
+# A move outside a game: what the player can do instead.
+NOT_IN_A_GAME = "you are not in a game; start one with PLAY <engine> (ENGINES lists them) or TABLE (another person)"
 
 
 class Code(enum.IntEnum):
@@ -253,8 +255,10 @@ def board_line(board: Board) -> str:
     return "BOARD " + board.board_string()
 
 
-def picture(board: Board) -> list[str]:
-    return ["PICTURE " + line for line in board.drawing().split("\n")]
+def picture(board: Board, names: dict[int, str]) -> list[str]:
+    """The drawing for people as ``PICTURE`` lines, ending with the legend of the stones."""
+    legend = f"X player 0 {names[0]}, O player 1 {names[1]}"
+    return ["PICTURE " + line for line in board.drawing().split("\n")] + ["PICTURE " + legend]
 
 
 def played(player: int, column: int, row: int) -> str:
@@ -276,6 +280,31 @@ def result(me: int, winner: int | None, reason: Reason, lines: list[tuple[int, i
     outcome = "DRAW" if winner is None else ("WIN" if winner == me else "LOSE")
     ends = " ".join(" ".join(map(str, line)) for line in (lines or [NO_LINE]))
     return f"RESULT {outcome} {reason.value} {'-' if winner is None else winner} {ends}"
+
+
+def _cell(x: int, y: int) -> str:
+    return f"column {x} row {y}"
+
+
+def result_info(
+    me: int, winner: int | None, reason: Reason, lines: list[tuple[int, int, int, int]], names: dict[int, str],
+    culprit: int | None, strike_limit: int, move_time: float | None,
+) -> str:
+    """``INFO <sentence>``: the result in words, sent to people (drawings on) after ``RESULT``."""
+    if winner is None:
+        return "INFO a draw: the board is full"
+    if reason is Reason.FOUR:
+        ends = " and ".join(f"from {_cell(x1, y1)} to {_cell(x2, y2)}" for x1, y1, x2, y2 in lines)
+        who = "you won" if winner == me else f"{names[winner]} (player {winner}) won"
+        return f"INFO {who}: four in a line {ends}"
+    deed = {
+        Reason.RESIGN: "resigned",
+        Reason.STRIKES: f"made {strike_limit} protocol errors",
+        Reason.TIMEOUT: f"did not move within {seconds(move_time)} s",
+    }[reason]
+    loser = "you" if culprit == me else f"{names[culprit]} (player {culprit})"
+    gainer = "you win" if winner == me else f"{names[winner]} (player {winner}) wins"
+    return f"INFO {loser} {deed}: {gainer}"
 
 
 def abort(reason: Reason, text: str) -> str:

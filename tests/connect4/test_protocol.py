@@ -235,7 +235,65 @@ def test_board_command():
     assert any(line.startswith("PICTURE") for line in lines)
     b.read()
     b.send("BOARD")
-    assert b.read()[0] == "BOARD 4x4 ..0. .... .... ...."
+    assert b.read() == [
+        "BOARD 4x4 ..0. .... .... ....",
+        "PICTURE . . . .",
+        "PICTURE . . . .",
+        "PICTURE . . . .",
+        "PICTURE . . X .",
+        "PICTURE -------",
+        "PICTURE 0 1 2 3",
+        "PICTURE X player 0 alice, O player 1 bob",
+    ]
+
+
+def test_people_get_a_readable_line_after_the_result():
+    service = make_service(board=True)
+    a, b = pair(service)
+    for _ in range(3):
+        a.send("3")
+        b.send("4")
+    b.send("BOARD OFF")
+    a.send("3")
+    la, lb = a.read(), b.read()
+    assert la[-3:] == [
+        "RESULT WIN FOUR 0 3 0 3 3",
+        "INFO you won: four in a line from column 3 row 0 to column 3 row 3",
+        "BYE thanks for playing",
+    ]
+    assert lb[-2:] == ["RESULT LOSE FOUR 0 3 0 3 3", "BYE thanks for playing"], "no INFO with drawings off"
+
+
+def test_the_readable_line_names_the_winner_and_how():
+    service = make_service(board=True, move_time=5)
+    a, b = pair(service)
+    a.send("3")
+    service.clock.advance(5)
+    assert a.read()[-2] == "INFO bob (player 1) did not move within 5 s: you win"
+    assert b.read()[-2] == "INFO you did not move within 5 s: alice (player 0) wins"
+    c = greeted(service)
+    c.send("PLAY gamed:1 ME FROM 1,1,0,0,0,0,2,3,4,3,0,1,4", "2")
+    assert c.read()[-2] == ("INFO you won: four in a line from column 0 row 1 to column 3 row 1"
+                            " and from column 0 row 3 to column 3 row 0")
+    d, e = pair(service)
+    d.send("RESIGN")
+    assert d.read()[-2] == "INFO you resigned: bob (player 1) wins"
+    assert e.read()[-2] == "INFO alice (player 0) resigned: you win"
+
+
+def test_a_draw_on_a_full_board_says_so():
+    service = make_service(board=True)
+    c = greeted(service)
+    c.send("PLAY gamed:0 ME 4x4 FROM 3,2,1,0,2,0,0,0,3,3,1,2,3,1,2")
+    c.send("1")
+    assert c.read()[-3:] == ["RESULT DRAW FULL - -1 -1 -1 -1", "INFO a draw: the board is full", "BYE thanks for playing"]
+
+
+def test_a_column_typed_in_the_lobby_says_how_to_start_a_game():
+    c = greeted(make_service())
+    c.send("3", "MOVE 3")
+    hint = "ERROR 404 you are not in a game; start one with PLAY <engine> (ENGINES lists them) or TABLE (another person)"
+    assert c.read() == [hint, hint]
 
 
 def test_play_from_an_opening():

@@ -151,4 +151,13 @@ def test_wins_with_does_not_change_board():
 def test_board_string():
     b = play(Board(4, 4), [0, 1, 0])
     assert b.board_string() == "4x4 01.. 0... .... ...."
-    assert b.drawing().splitlines()[-2:] == ["0 1 . .", "0 1 2 3"]
+    assert b.drawing().splitlines() == [". . . .", ". . . .", "X . . .", "X O . .", "-------", "0 1 2 3"]
+
+
+def test_a_wide_drawing_gives_every_column_number_its_own_two_places():
+    b = play(Board(12, 4), [11, 10])
+    assert b.drawing().splitlines()[-3:] == [
+        " .  .  .  .  .  .  .  .  .  .  O  X",
+        "-----------------------------------",
+        " 0  1  2  3  4  5  6  7  8  9 10 11",
+    ]
