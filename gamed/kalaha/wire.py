@@ -10,7 +10,6 @@ import enum
 import re
 
 from gamed import __version__, textwire
-from gamed.kalaha import rules
 from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
 
 # Shared with the other text command protocols (gamed.textwire).
@@ -161,7 +160,7 @@ def board(pos: Position, reader: str = A) -> list[str]:
     own row at the bottom, sown left to right towards its store on the right; the opponent's row
     on top, right to left, and the opponent's store on the left."""
     p = pos.pits
-    own, opp = rules.pit_index(reader, 1), rules.pit_index(other(reader), 1)
+    own, opp = pit_index(reader, 1), pit_index(other(reader), 1)
     top = "".join(f"{p[i]:>4}" for i in range(opp + 5, opp - 1, -1))
     bottom = "".join(f"{p[i]:>4}" for i in range(own, own + 6))
     mine, theirs = reader, other(reader)
