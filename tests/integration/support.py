@@ -172,7 +172,15 @@ class LineClient(LineOnlyReceiver):
             return defer.fail(ConnectionDone("connection closed"))
         d = defer.Deferred()
         self.waiters.append(d)
+
+        def forget(result):
+            # A waiter that timed out must not swallow the line that comes after it.
+            if d in self.waiters:
+                self.waiters.remove(d)
+            return result
+
         d.addTimeout(timeout, reactor)
+        d.addErrback(forget)
         return d
 
     async def expect(self, keyword: str, timeout: float = 10) -> str:
@@ -182,6 +190,13 @@ class LineClient(LineOnlyReceiver):
             if line.split(" ", 1)[0] == keyword:
                 return line
 
+    async def expect_prefix(self, prefix: str, timeout: float = 10) -> str:
+        """Skip lines until one starts with ``prefix``; return it."""
+        while True:
+            line = await self.next_line(timeout)
+            if line.startswith(prefix):
+                return line
+
     async def wait_closed(self, timeout: float = 10) -> None:
         await with_timeout(self.closed, timeout, "the server to close the connection")
 
@@ -189,6 +204,15 @@ class LineClient(LineOnlyReceiver):
 async def connect(port: int, host: str = "127.0.0.1") -> LineClient:
     endpoint = endpoints.TCP4ClientEndpoint(reactor, host, port, timeout=10)
     return await endpoints.connectProtocol(endpoint, LineClient())
+
+
+async def take_seats(table: str, *clients: LineClient, before: tuple[str, ...] = ()) -> None:
+    """Send ``before`` and ``TABLE <table>`` from each client in turn, each once the one before it
+    is seated (its ``OK TABLE``): the first client is then the table's first player, whatever the
+    load on the machine (two lines sent back to back may reach the server in either order)."""
+    for client in clients:
+        client.send(*before, f"TABLE {table}")
+        await client.expect_prefix("OK TABLE")
 
 
 async def run(args, executable=TWISTD, env=None, timeout: float = 30) -> tuple[int, str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest_twisted
 
 from tests.docsessions import sessions
-from tests.integration.support import LOOPBACK, connect, with_timeout
+from tests.integration.support import LOOPBACK, connect, take_seats, with_timeout
 
 
 @pytest_twisted.ensureDeferred
@@ -15,8 +15,9 @@ async def test_two_clients_play_to_a_vertical_win(start_daemon):
     daemon = await start_daemon(kalaha="none", connect4=LOOPBACK)
     port = daemon.ports["connect4"]
     alice, bob = await connect(port), await connect(port)
-    for client, name in ((alice, "alice"), (bob, "bob")):
-        client.send(f"NAME {name}", "BOARD OFF", "TABLE duel")
+    alice.send("NAME alice")
+    bob.send("NAME bob")
+    await take_seats("duel", alice, bob, before=("BOARD OFF",))
     assert (await alice.expect("START")).split()[2] == "0"
     assert (await bob.expect("START")).split()[2] == "1"
     for _ in range(3):
@@ -69,8 +70,9 @@ async def test_a_player_out_of_time_loses(start_daemon):
     daemon = await start_daemon("--connect4-move-time", "1", kalaha="none", connect4=LOOPBACK)
     port = daemon.ports["connect4"]
     alice, bob = await connect(port), await connect(port)
-    for client, name in ((alice, "alice"), (bob, "bob")):
-        client.send(f"NAME {name}", "TABLE slow")
+    alice.send("NAME alice")
+    bob.send("NAME bob")
+    await take_seats("slow", alice, bob)
     assert (await alice.expect("YOURMOVE")).startswith("YOURMOVE 1 ")
     assert await alice.expect("RESULT") == "RESULT LOSE TIMEOUT 1 -1 -1 -1 -1"
     assert await alice.next_line() == "INFO you did not move within 1 s: bob (player 1) wins"
