@@ -247,6 +247,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         (self._log.debug if routine else self._log.info)("{peer} closed: {reason}", peer=self.peer, reason=reason)
         self.setTimeout(None)
         self._buffer = b""
+        # TLS sends its close alert only once no producer is registered: without this, every TLS
+        # client would wait out the close grace and then be cut off.
+        self.transport.unregisterProducer()
         self.transport.loseConnection()
         if self.limits.close_grace:
             self._close_call = self.clock.callLater(self.limits.close_grace, self._abort)

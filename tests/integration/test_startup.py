@@ -1,6 +1,5 @@
 """Starting the daemon for real: help, bad options, busy ports, TLS and systemd socket activation."""
 
-import datetime
 import json
 import os
 import socket
@@ -8,13 +7,10 @@ import ssl as stdlib_ssl
 import urllib.request
 
 import pytest_twisted
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from twisted.internet import endpoints, reactor, ssl, threads
 
 from gamed import tap
+from tests.tlscerts import self_signed
 from tests.integration.support import TWIST, TWISTD, LineClient, child_env, run, spawn, with_timeout
 
 
@@ -73,28 +69,6 @@ async def test_busy_port_stops_twistd_and_twist_with_a_clear_message():
             assert "Traceback" not in out
     finally:
         s.close()
-
-
-def self_signed(tmp_path):
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    (tmp_path / "key.pem").write_bytes(key_pem)
-    (tmp_path / "cert.pem").write_bytes(cert_pem)
-    return tmp_path / "key.pem", tmp_path / "cert.pem", cert_pem
 
 
 @pytest_twisted.ensureDeferred
