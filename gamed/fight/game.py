@@ -22,6 +22,15 @@ from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import WriteBatch
 
 
+# Why a game ended, as its record and the web say (the AIs only ever see GAMEOVER&WIN/LOSE/DRAW).
+LAST_TEAM = "last team standing"  # the other teams' warriors were all killed
+ALL_KILLED = "all warriors killed"  # the last warriors of every team died in the same turn: a draw
+TURN_LIMIT = "turn limit"  # the last turn was played: most living warriors wins
+TIMEOUT = "timeout"  # a team ran out of time too many turns in a row and was disqualified
+DISCONNECT = "disconnect"  # a team's AI left
+SHUTDOWN = "shutdown"  # the server stopped the game: a draw, not rated
+
+
 class IFightTeam(Interface):
     """The AI playing one team, told everything its team may know."""
 
@@ -70,7 +79,9 @@ class FightGame:
         self.over = False
         self.results: dict[int, Result] = {}
         self.winner: int | None = None
-        self.end_reason: str | None = None  # "end", "turn limit", "shutdown"...
+        self.end_reason: str | None = None  # LAST_TEAM, TURN_LIMIT, TIMEOUT ... once over
+        # Teams that left the game during the turn being played, with why (for the record's move).
+        self.dropped: dict[int, str] = {}
         self.started_at = clock.seconds()
         self._lines = [0] * len(self.players)
         self._on_end = on_end
@@ -127,6 +138,7 @@ class FightGame:
         if self.over or team not in self.battle.playing:
             return
         self._log.info("fight game {game}: {name} (team {team}) left", game=self.id, name=self.names[team], team=team)
+        self.dropped[team] = f"{self.names[team]} (team {team}) left"
         with self.batch:
             self.battle.remove_team(team)
             self.channel.publish([wire.end_turn(team, "GONE")])
@@ -143,6 +155,7 @@ class FightGame:
 
     def _open_turn(self) -> None:
         self.turn += 1
+        self.dropped = {}
         self._lines = [0] * len(self.players)
         self.channel.publish([wire.turn(self.turn)])
         for team in sorted(self.battle.playing):
@@ -164,13 +177,9 @@ class FightGame:
         recipients = sorted(battle.playing)
         disqualified = {t for t in turn.struck_out if t in battle.playing}
         for team in sorted(disqualified):
-            self._log.info(
-                "fight game {game}: {name} (team {team}) disqualified after {n} timeouts in a row",
-                game=self.id,
-                name=self.names[team],
-                team=team,
-                n=self._turns.policy.limit,
-            )
+            why = f"{self.names[team]} (team {team}) disqualified after {self._turns.policy.limit} timeouts in a row"
+            self._log.info("fight game {game}: {why}", game=self.id, why=why)
+            self.dropped[team] = why
             battle.remove_team(team)
         over, results = judge(before, battle.counts(), self.turn, self.max_turns)
         results.update({t: Result.LOSE for t in disqualified})
@@ -180,7 +189,7 @@ class FightGame:
         if self._on_turn is not None:
             self._on_turn(self, resolution)
         if over:
-            self._end(results, "turn limit" if self.turn >= self.max_turns and len(battle.living_teams()) > 1 else "end")
+            self._end(results, self._reason(disqualified))
             return
         for team, result in sorted(results.items()):
             battle.remove_team(team)
@@ -188,6 +197,17 @@ class FightGame:
             self.results[team] = result
             self.players[team].game_ended(self, result)
         self._open_turn()
+
+    def _reason(self, disqualified: set[int]) -> str:
+        """Why the game is over after this turn's resolution: what took the last opponents out."""
+        if disqualified:
+            return TIMEOUT
+        if self.dropped:
+            return DISCONNECT
+        living = self.battle.living_teams()
+        if len(living) > 1:
+            return TURN_LIMIT
+        return LAST_TEAM if living else ALL_KILLED
 
     def _end(self, results: dict[int, Result], reason: str) -> None:
         self.over = True
