@@ -110,14 +110,17 @@ class FightGame:
     def command(self, player: IFightTeam, text: str | None) -> None:
         """Handle one line from ``player``'s AI (None: a line that was too long or not text).
 
-        Exactly one reply line is sent, unless the AI is out of the game by the time the line is
-        handled (lines after the game-over line are never answered).
+        Exactly one reply line is sent (``HELP``: the help lines), unless the AI is out of the game
+        by the time the line is handled (lines after the game-over line are never answered).
         """
         team = self.team_of(player)
         self._turns.live_turn()  # a passed deadline ends the turn first: this line is the next turn's
         if self.over or team not in self.battle.playing:
             return
         self._lines[team] += 1
+        if text is not None and self._lines[team] <= self.max_lines and wire.is_help(text):
+            player.send_lines(list(wire.AI_HELP))
+            return
         command = wire.parse_command(text) if text is not None and self._lines[team] <= self.max_lines else None
         if command is None:
             player.send_lines([INVALID])
