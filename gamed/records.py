@@ -261,10 +261,7 @@ class RecordStore:
 
     def _make_pool(self) -> adbapi.ConnectionPool:
         if self.dialect is SQLITE:
-            if not self._create and not os.path.isfile(self._target):
-                raise RecordsError(f"no records database at {self._target}")
-            if self._create and os.path.dirname(self._target):
-                os.makedirs(os.path.dirname(self._target), exist_ok=True)  # e.g. a fresh state directory
+            self._check_sqlite_path()
             return adbapi.ConnectionPool(
                 "sqlite3",
                 self._target,
@@ -280,6 +277,15 @@ class RecordStore:
             raise RecordsError("a PostgreSQL records database needs psycopg: pip install 'gamed[postgres]'") from None
         del psycopg  # adbapi imports it by name
         return adbapi.ConnectionPool("psycopg", self._target, cp_min=1, cp_max=4, cp_reconnect=True, cp_reactor=self.reactor)
+
+    def _check_sqlite_path(self) -> None:
+        """Refuse a SQLite file that is missing (``create=False``) or whose directory is missing: a
+        mistyped path must stop start-up, not leave new directories and an empty database behind."""
+        if not self._create and not os.path.isfile(self._target):
+            raise RecordsError(f"no records database at {self._target}")
+        directory = os.path.dirname(self._target)
+        if directory and not os.path.isdir(directory):
+            raise RecordsError(f"cannot open the records database {self.url}: the directory {directory} does not exist")
 
     def prepare(self) -> int:
         """Open the database, bring its schema up to date and close it again, synchronously; returns
@@ -309,10 +315,7 @@ class RecordStore:
     def _prepare_sqlite(self) -> int:
         import sqlite3
 
-        if not self._create and not os.path.isfile(self._target):
-            raise RecordsError(f"no records database at {self._target}")
-        if self._create and os.path.dirname(self._target):
-            os.makedirs(os.path.dirname(self._target), exist_ok=True)
+        self._check_sqlite_path()
         conn = sqlite3.connect(self._target)
         try:
             _sqlite_opened(conn)

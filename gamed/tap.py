@@ -126,7 +126,7 @@ class Options(usage.Options):
         ["connect4-move-time", None, None, f"Seconds per Connect Four move of a player, 0 = no limit [default: {_default('connect4', 'move_time'):g}]"],
         ["connect4-engines", None, None, "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"],
         ["connect4-engine-time", None, None, f"Seconds a Connect Four engine may think per move [default: {_default('connect4', 'engine_time'):g}]"],
-        ["records", None, None, "Database of finished matches and ratings: a SQLite path, sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
+        ["records", None, None, "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
