@@ -614,12 +614,20 @@ class RecordsService(service.Service):
 
     The daemon opens and migrates the database in ``makeService`` (``RecordStore.prepare``), so a bad
     one stops start-up there; one that fails here anyway (it vanished in between) is logged and stops
-    the reactor: the daemon does not run on without the records it was told to keep."""
+    the reactor: the daemon does not run on without the records it was told to keep.
+
+    With the daemon's live ``hub``, stopping first waits (at most ``stop_timeout`` seconds) until every
+    game service has ended its games and the hub has ended the tables left (``LiveHub.stopped``), so
+    the games a shutdown interrupts are stored before the database closes. It must be stopped after
+    the game services: ``gamed.tap`` adds it to the root first (a MultiService stops its children in
+    reverse order)."""
 
     name = "records"
 
-    def __init__(self, store: RecordStore):
+    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0):
         self.store = store
+        self.hub = hub
+        self.stop_timeout = stop_timeout
         self.started: defer.Deferred | None = None  # fires when the schema is ready
 
     def startService(self) -> None:
@@ -635,4 +643,7 @@ class RecordsService(service.Service):
 
     def stopService(self) -> defer.Deferred:
         super().stopService()
-        return self.store.close()
+        games = self.hub.stopped(self.stop_timeout) if self.hub is not None else defer.succeed(None)
+        games.addErrback(lambda f: log.failure("ending the interrupted games", f))
+        games.addCallback(lambda _: self.store.close())
+        return games

@@ -338,8 +338,9 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 def _live_hub(cfg: Config, root: MultiService, reactor):
     """The daemon's one LiveHub; with records on, its RecordStore (opened and migrated here, so a
     database that cannot be used stops start-up with one line and exit status 1) run by a
-    RecordsService that is started first and stopped last (after the games' last stores). None
-    when there is neither a web site nor records: then no game builds spectator states at all."""
+    RecordsService that is started first and stopped last (after the games, once the hub has stored
+    every game the shutdown interrupted). None when there is neither a web site nor records: then
+    no game builds spectator states at all."""
     from gamed.observers import LiveHub
 
     if not cfg.web.listen and not cfg.records.database:
@@ -351,8 +352,10 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
         with _records_errors():
             store = RecordStore(cfg.records.database, reactor)
             store.prepare()  # before the reactor runs, so blocking is fine; a bad database stops start-up
-        RecordsService(store).setServiceParent(root)
-    return LiveHub(reactor, store, linger=cfg.web.linger)
+    hub = LiveHub(reactor, store, linger=cfg.web.linger)
+    if store is not None:
+        RecordsService(store, hub).setServiceParent(root)
+    return hub
 
 
 def _listen(service: MultiService, descriptions: tuple[str, ...], factory, reactor) -> None:

@@ -17,7 +17,7 @@ from zope.interface import Attribute, Interface
 
 from gamed.fight import wire
 from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Resolution, Result, judge
-from gamed.observers import Channel
+from gamed.observers import SHUTDOWN, Channel
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import WriteBatch
 
@@ -28,7 +28,7 @@ ALL_KILLED = "all warriors killed"  # the last warriors of every team died in th
 TURN_LIMIT = "turn limit"  # the last turn was played: most living warriors wins
 TIMEOUT = "timeout"  # a team ran out of time too many turns in a row and was disqualified
 DISCONNECT = "disconnect"  # a team's AI left
-SHUTDOWN = "shutdown"  # the server stopped the game: a draw, not rated
+# SHUTDOWN (gamed.observers): the server stopped the game: a draw, not rated.
 
 
 class IFightTeam(Interface):

@@ -22,7 +22,7 @@ from twisted.logger import Logger
 
 from gamed.config import AiProgram, Limits, StrategoConfig
 from gamed.gameservice import GameService
-from gamed.observers import LiveHub, LiveTable
+from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.stratego import tournament
 from gamed.stratego.referee import COLOURS, MatchOptions, MatchResult, Outcome, StrategoReferee
@@ -118,10 +118,13 @@ class StrategoService(GameService):
             for seat in referee.seats:
                 seat.kill()
 
-    def stopService(self) -> Deferred:  # noqa: N802
-        stopped = super().stopService()
-        waits = [stopped] + [d for d in self.tournaments if not d.called]
-        return defer.gatherResults(waits, consumeErrors=True).addErrback(lambda f: None)
+    def games_ending(self) -> list[Deferred]:
+        """The aborted games end once their programs are dead; each tournament then records them."""
+        running = [d for d in self.tournaments if not d.called]
+        if not running:
+            return []
+        d = defer.DeferredList(running, consumeErrors=True)
+        return [d]
 
     # --- tournaments -----------------------------------------------------------------------
 
@@ -185,6 +188,8 @@ class StrategoService(GameService):
             result = await referee.run()
         finally:
             self._running.discard(referee)
+        if referee.aborted:
+            result = None  # whatever the killed programs did last, a game the shutdown ended has no result
         logs = directory / "logs"
         lines = referee.log if result is None else result.log  # None: aborted, no result line
         log_text = "".join(line + "\n" for line in lines)
@@ -201,7 +206,7 @@ class StrategoService(GameService):
             "started": started.isoformat(),
             "ended": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "result": None if result is None else result.line,
-            "reason": "aborted for shutdown" if result is None else result.reason,
+            "reason": SHUTDOWN if result is None else result.reason,
             "log": f"logs/{base}.log",
             "aborted": referee.aborted,
         }
@@ -261,7 +266,7 @@ class StrategoService(GameService):
         try:
             table = live[0] if live else self._open_table(referee, red, blue, round_no, game)
             scores, rated = match_scores(result)
-            reason = "aborted for shutdown" if result is None else result.reason
+            reason = SHUTDOWN if result is None else result.reason
             table.finish(scores, reason, referee.spectator_state(over=True), rated=rated, extra={"ucc_log": log_text})
         except Exception:
             self._log.failure("stratego: the live table could not be finished")
