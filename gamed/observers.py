@@ -556,7 +556,7 @@ class LiveHub:
             self._log.info(
                 "table {table} ({players}) interrupted by the shutdown after {moves} moves",
                 table=table.id,
-                players=", ".join(s.name for s in table.seats),
+                players=", ".join(f"seat {s.seat} {s.name}" for s in table.seats),
                 moves=table.turn,
             )
             table.finish(tuple(0.0 for _ in table.seats), SHUTDOWN, rated=False)

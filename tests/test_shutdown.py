@@ -103,4 +103,23 @@ def test_a_table_no_service_finished_is_stored_as_interrupted_and_logged():
     assert (record.reason, record.rated, record.scores, len(record.moves)) == ("shutdown", False, (0.0, 0.0), 1)
     assert store.closed and not hub.tables
     logged = [formatEvent(e) for e in events]
-    assert any("table kalaha-1 (alice, bob) interrupted by the shutdown after 1 moves" in line for line in logged), logged
+    assert any("table kalaha-1 (seat 0 alice, seat 1 bob) interrupted by the shutdown after 1 moves" in line for line in logged), logged
+
+
+class StuckService(ForgetfulService):
+    """A game service whose games never finish ending (a program that cannot be killed)."""
+
+    def games_ending(self):
+        return [defer.Deferred()]
+
+
+def test_games_that_never_end_hold_the_records_open_only_for_the_stop_timeout():
+    clock = Clock()
+    root, hub, store = daemon(clock, lambda hub: StuckService(hub, clock))
+    root.startService()
+    root.stopService()
+    clock.advance(29)
+    assert not store.closed and not store.records
+    clock.advance(1)
+    (record,) = store.records
+    assert record.reason == "shutdown" and store.closed
