@@ -132,7 +132,7 @@ class StrategoConfig:
     Match defaults are the 2012 tournament's (-m 1000 -T 2, pausing on, -i off)."""
 
     ai: tuple[AiProgram, ...] = ()
-    rounds: int = 0  # tournament rounds to play at start-up; 0 = none
+    rounds: int = 0  # rounds of the daemon's tournament (continued at the next start until complete); 0 = none
     games: int = 2  # games per pair of AIs in a round (each plays both colours games/2 times)
     concurrency: int = 2  # games at once
     max_turns: int = 1000

@@ -213,6 +213,10 @@ class ILiveViewer(Interface):
         """The stream is over (the table ended, or the daemon stops): close it."""
 
 
+# The reason of every match a shutdown ended (kept unrated in the records).
+SHUTDOWN = "shutdown"
+
+
 def event_frame(event: str, data: object) -> bytes:
     """One server-sent event: ``event: <name>`` and the JSON ``data`` on one line."""
     return b"event: " + event.encode("ascii") + b"\ndata: " + _json(data) + b"\n\n"
@@ -443,6 +447,7 @@ class LiveHub:
         self._games_call: IDelayedCall | None = None
         self._games_sent = float("-inf")
         self._linger_calls: dict[str, IDelayedCall] = {}
+        self._stopping: list[defer.Deferred] = []  # one per game service that is stopping
 
     def open(
         self, game: str, seats: list[Seat], options: dict, state: dict, clocks: dict | None = None
@@ -518,6 +523,43 @@ class LiveHub:
     def _forget(self, table_id: str) -> None:
         self._linger_calls.pop(table_id, None)
         self.ended.pop(table_id, None)
+
+    def service_stopping(self, done: defer.Deferred) -> None:
+        """A game service is stopping; ``done`` fires once its last games have ended (and have
+        been reported here). ``stopped`` waits for it."""
+        ended: defer.Deferred = defer.Deferred()
+        self._stopping.append(ended)
+
+        def fire(result):
+            if not ended.called:
+                ended.callback(None)
+            return result
+
+        done.addBoth(fire)
+
+    def stopped(self, timeout: float) -> defer.Deferred:
+        """The daemon stops: wait until every stopping game service has ended its games (at most
+        ``timeout`` seconds), then end each table still running as interrupted by the shutdown
+        (reason ``shutdown``, not rated, logged), so that no game vanishes from the records. The
+        stores it starts are in flight when this fires (``RecordStore.close`` waits for them)."""
+        waiting, self._stopping = self._stopping, []
+        d = defer.DeferredList(waiting, consumeErrors=True)
+        d.addTimeout(timeout, self.clock)
+        d.addErrback(lambda f: self._log.warn("stopping games took over {timeout} s; ending their tables", timeout=timeout))
+        d.addCallback(lambda _: self._interrupt_running())
+        return d
+
+    def _interrupt_running(self) -> None:
+        for table in list(self.tables.values()):
+            if table.result is not None:
+                continue
+            self._log.info(
+                "table {table} ({players}) interrupted by the shutdown after {moves} moves",
+                table=table.id,
+                players=", ".join(f"seat {s.seat} {s.name}" for s in table.seats),
+                moves=table.turn,
+            )
+            table.finish(tuple(0.0 for _ in table.seats), SHUTDOWN, rated=False)
 
     def close(self) -> None:
         """The daemon stops: end every stream and cancel the timers."""

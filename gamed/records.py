@@ -261,10 +261,7 @@ class RecordStore:
 
     def _make_pool(self) -> adbapi.ConnectionPool:
         if self.dialect is SQLITE:
-            if not self._create and not os.path.isfile(self._target):
-                raise RecordsError(f"no records database at {self._target}")
-            if self._create and os.path.dirname(self._target):
-                os.makedirs(os.path.dirname(self._target), exist_ok=True)  # e.g. a fresh state directory
+            self._check_sqlite_path()
             return adbapi.ConnectionPool(
                 "sqlite3",
                 self._target,
@@ -280,6 +277,15 @@ class RecordStore:
             raise RecordsError("a PostgreSQL records database needs psycopg: pip install 'gamed[postgres]'") from None
         del psycopg  # adbapi imports it by name
         return adbapi.ConnectionPool("psycopg", self._target, cp_min=1, cp_max=4, cp_reconnect=True, cp_reactor=self.reactor)
+
+    def _check_sqlite_path(self) -> None:
+        """Refuse a SQLite file that is missing (``create=False``) or whose directory is missing: a
+        mistyped path must stop start-up, not leave new directories and an empty database behind."""
+        if not self._create and not os.path.isfile(self._target):
+            raise RecordsError(f"no records database at {self._target}")
+        directory = os.path.dirname(self._target)
+        if directory and not os.path.isdir(directory):
+            raise RecordsError(f"cannot open the records database {self.url}: the directory {directory} does not exist")
 
     def prepare(self) -> int:
         """Open the database, bring its schema up to date and close it again, synchronously; returns
@@ -309,10 +315,7 @@ class RecordStore:
     def _prepare_sqlite(self) -> int:
         import sqlite3
 
-        if not self._create and not os.path.isfile(self._target):
-            raise RecordsError(f"no records database at {self._target}")
-        if self._create and os.path.dirname(self._target):
-            os.makedirs(os.path.dirname(self._target), exist_ok=True)
+        self._check_sqlite_path()
         conn = sqlite3.connect(self._target)
         try:
             _sqlite_opened(conn)
@@ -611,12 +614,20 @@ class RecordsService(service.Service):
 
     The daemon opens and migrates the database in ``makeService`` (``RecordStore.prepare``), so a bad
     one stops start-up there; one that fails here anyway (it vanished in between) is logged and stops
-    the reactor: the daemon does not run on without the records it was told to keep."""
+    the reactor: the daemon does not run on without the records it was told to keep.
+
+    With the daemon's live ``hub``, stopping first waits (at most ``stop_timeout`` seconds) until every
+    game service has ended its games and the hub has ended the tables left (``LiveHub.stopped``), so
+    the games a shutdown interrupts are stored before the database closes. It must be stopped after
+    the game services: ``gamed.tap`` adds it to the root first (a MultiService stops its children in
+    reverse order)."""
 
     name = "records"
 
-    def __init__(self, store: RecordStore):
+    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0):
         self.store = store
+        self.hub = hub
+        self.stop_timeout = stop_timeout
         self.started: defer.Deferred | None = None  # fires when the schema is ready
 
     def startService(self) -> None:
@@ -632,4 +643,7 @@ class RecordsService(service.Service):
 
     def stopService(self) -> defer.Deferred:
         super().stopService()
-        return self.store.close()
+        games = self.hub.stopped(self.stop_timeout) if self.hub is not None else defer.succeed(None)
+        games.addErrback(lambda f: log.failure("ending the interrupted games", f))
+        games.addCallback(lambda _: self.store.close())
+        return games

@@ -126,7 +126,7 @@ class Options(usage.Options):
         ["connect4-move-time", None, None, f"Seconds per Connect Four move of a player, 0 = no limit [default: {_default('connect4', 'move_time'):g}]"],
         ["connect4-engines", None, None, "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"],
         ["connect4-engine-time", None, None, f"Seconds a Connect Four engine may think per move [default: {_default('connect4', 'engine_time'):g}]"],
-        ["records", None, None, "Database of finished matches and ratings: a SQLite path, sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
+        ["records", None, None, "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
@@ -338,8 +338,9 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 def _live_hub(cfg: Config, root: MultiService, reactor):
     """The daemon's one LiveHub; with records on, its RecordStore (opened and migrated here, so a
     database that cannot be used stops start-up with one line and exit status 1) run by a
-    RecordsService that is started first and stopped last (after the games' last stores). None
-    when there is neither a web site nor records: then no game builds spectator states at all."""
+    RecordsService that is started first and stopped last (after the games, once the hub has stored
+    every game the shutdown interrupted). None when there is neither a web site nor records: then
+    no game builds spectator states at all."""
     from gamed.observers import LiveHub
 
     if not cfg.web.listen and not cfg.records.database:
@@ -351,8 +352,10 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
         with _records_errors():
             store = RecordStore(cfg.records.database, reactor)
             store.prepare()  # before the reactor runs, so blocking is fine; a bad database stops start-up
-        RecordsService(store).setServiceParent(root)
-    return LiveHub(reactor, store, linger=cfg.web.linger)
+    hub = LiveHub(reactor, store, linger=cfg.web.linger)
+    if store is not None:
+        RecordsService(store, hub).setServiceParent(root)
+    return hub
 
 
 def _listen(service: MultiService, descriptions: tuple[str, ...], factory, reactor) -> None:

@@ -395,7 +395,8 @@ async def test_unusable_databases_errback(tmp_path):
 
 @pytest_twisted.ensureDeferred
 async def test_sqlite_uses_wal(tmp_path):
-    store = await opened(str(tmp_path / "state" / "w.sqlite"))  # the directory is made
+    (tmp_path / "state").mkdir()
+    store = await opened(str(tmp_path / "state" / "w.sqlite"))
     await store.store(kalaha())
     await store.close()
     conn = sqlite3.connect(tmp_path / "state" / "w.sqlite")
@@ -463,7 +464,7 @@ def test_records_service_stops_the_daemon_when_the_database_cannot_be_opened(tmp
 
 @pytest_twisted.ensureDeferred
 async def test_prepare_migrates_synchronously_and_start_then_finds_it_current(tmp_path):
-    store = RecordStore(f"sqlite:{tmp_path / 'p' / 'r.sqlite'}", _reactor())
+    store = RecordStore(f"sqlite:{tmp_path / 'r.sqlite'}", _reactor())
     assert store.prepare() == 0
     assert store.prepare() == SCHEMA_VERSION
     try:
@@ -479,3 +480,19 @@ def test_prepare_refuses_what_is_not_a_records_database(tmp_path):
     with pytest.raises(RecordsError, match="no records database at"):
         RecordStore(str(tmp_path / "missing.sqlite"), _reactor(), create=False).prepare()
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_database_in_a_directory_that_does_not_exist_is_refused_and_nothing_is_made(tmp_path):
+    missing = tmp_path / "no" / "such" / "dir"
+    for url in (str(missing / "x.sqlite"), f"sqlite:{missing / 'x.sqlite'}"):
+        why = f"cannot open the records database {url}: the directory {missing} does not exist"
+        with pytest.raises(RecordsError) as caught:
+            RecordStore(url, _reactor()).prepare()
+        assert str(caught.value) == why
+        store = RecordStore(url, _reactor())
+        with pytest.raises(RecordsError) as caught:
+            await store.start()
+        assert str(caught.value) == why
+        await store.close()
+    assert list(tmp_path.iterdir()) == [], "no directory and no database were made"

@@ -242,11 +242,12 @@ def test_records_are_migrated_at_start_up_and_a_bad_database_stops_it(tmp_path):
     with contextlib.closing(sqlite3.connect(database)) as conn:  # migrated before the reactor runs
         assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] >= 2
     (tmp_path / "text.sqlite").write_text("not a database\n")
-    for bad, why in (("text.sqlite", "file is not a database"), ("text.sqlite/x/y.sqlite", "Not a directory")):
+    for bad, why in (("text.sqlite", "file is not a database"), ("text.sqlite/x/y.sqlite", "does not exist"), ("no/dir/z.sqlite", "the directory")):
         with pytest.raises(SystemExit) as e:
             tap.makeService(options("--records", f"sqlite:{tmp_path / bad}"), reactor=MemoryReactorClock())
         assert str(e.value).startswith(f"gamed: cannot start: cannot open the records database sqlite:{tmp_path / bad}: ")
         assert why in str(e.value)
+    assert not (tmp_path / "no").exists()
 
 
 def test_without_web_and_records_no_game_feeds_a_hub():

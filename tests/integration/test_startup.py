@@ -130,18 +130,21 @@ async def test_a_records_database_that_cannot_be_opened_stops_start_up(tmp_path)
     not_a_database = tmp_path / "text.sqlite"
     not_a_database.write_text("these are not the records you are looking for\n")
     under_a_file = tmp_path / "text.sqlite" / "x" / "y.sqlite"  # a directory that cannot be made, even by root
+    missing = tmp_path / "nonexistent" / "dir"
     ports = ["--fight", "none", "--fight-gui", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none"]
     ports += ["--kalaha", "tcp:0:interface=127.0.0.1"]
     for executable, args in ((TWISTD, ["--nodaemon", "--pidfile=", "gamed", *ports]), (TWIST, ["gamed", *ports])):
         for database, why in (
             (not_a_database, "file is not a database"),
-            (under_a_file, f"[Errno 20] Not a directory: '{tmp_path / 'text.sqlite' / 'x'}'"),
+            (under_a_file, f"the directory {tmp_path / 'text.sqlite' / 'x'} does not exist"),
+            (missing / "x.sqlite", f"the directory {missing} does not exist"),
         ):
             code, out = await run([*args, "--records", f"sqlite:{database}"], executable=executable)
             assert code == 1, out
             lines = [line for line in out.splitlines() if line.strip()]
             assert lines == [f"gamed: cannot start: cannot open the records database sqlite:{database}: {why}"], out
     assert not_a_database.read_text() == "these are not the records you are looking for\n"
+    assert not (tmp_path / "nonexistent").exists(), "no directory is made for a database"
 
 
 @pytest_twisted.ensureDeferred

@@ -59,7 +59,7 @@ async def test_the_daemon_plays_and_records_a_tournament(start_daemon, tmp_path,
     daemon = await start_daemon("--config", write_config(tmp_path, fast_ai))
     await wait_for(lambda: "stratego tournament" in daemon.text and "finished" in daemon.text, 30, "the tournament")
     games = results(tmp_path)
-    assert [(g["red"], g["blue"]) for g in games] == [("alpha", "beta"), ("beta", "alpha")]
+    assert sorted((g["red"], g["blue"]) for g in games) == [("alpha", "beta"), ("beta", "alpha")]  # concurrent: any order
     for g in games:
         log = (tmp_path / "state").glob(f"tournament-*/{g['log']}")
         assert next(log).read_text().splitlines()[-1] == g["result"]
@@ -101,3 +101,33 @@ def _cmdline(pid: str) -> str:
         return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_restarted_daemon_continues_its_tournament_and_does_not_replay_a_complete_one(start_daemon, tmp_path, fast_ai):
+    hang = tmp_path / "hang"
+    hang.write_text("")
+    wrapper = tmp_path / "ai.sh"  # the same program every time; it hangs while the file "hang" exists
+    wrapper.write_text(f'#!/bin/sh\nif [ -e "{hang}" ]; then exec sleep 60; fi\nexec "{fast_ai}" "$@"\n')
+    wrapper.chmod(0o755)
+    config = write_config(tmp_path, wrapper)
+    daemon = await start_daemon("--config", config)
+    await wait_for(lambda: len(list((tmp_path / "state").glob("tournament-*/*.blue.*"))) == 2, 20, "both games to start")
+    assert await daemon.stop()
+    (directory,) = (tmp_path / "state").glob("tournament-*")
+    assert sorted((g["game"], g["aborted"]) for g in results(tmp_path)) == [(1, True), (2, True)]
+    assert "the next start continues it" in daemon.text
+
+    hang.unlink()
+    daemon = await start_daemon("--config", config)
+    await wait_for(lambda: "finished: 2 games" in daemon.text, 30, "the tournament to be played to its end")
+    assert await daemon.stop()
+    assert list((tmp_path / "state").glob("tournament-*")) == [directory]
+    games = results(tmp_path)
+    assert sorted((g["game"], g["aborted"]) for g in games) == [(1, False), (1, True), (2, False), (2, True)]
+    assert all(g["result"] for g in games if not g["aborted"])
+
+    daemon = await start_daemon("--config", config)
+    await wait_for(lambda: "is complete (2 games)" in daemon.text, 20, "the daemon to find the tournament complete")
+    assert await daemon.stop()
+    assert results(tmp_path) == games and list((tmp_path / "state").glob("tournament-*")) == [directory]
