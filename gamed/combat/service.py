@@ -108,18 +108,35 @@ class CombatService(GameService):
         return self._players
 
     def can_seat(self, protocol: CombatProtocol) -> str | None:
-        """Why ``protocol``'s PLAY cannot be served (None: it can)."""
+        """Why ``protocol``'s PLAY cannot be served (None: it can): its named table exists but has
+        no seat to give (every seat taken, or a game on or over without a seat kept for a return),
+        or its seat count is not the one asked for."""
         name = protocol.table_name
         if name is None:
             return None
         entry = self._named(name)
-        if entry is None or entry.graces:
+        if entry is None:
             return None
         table = entry.table
-        if table.state is not State.WAIT:
-            return f"table {name} is playing"
         if protocol.table_seats is not None and protocol.table_seats != table.number:
             return f"table {name} has {table.number} seats"
+        if entry.graces or self._free_seat(entry) is not None:
+            return None
+        if table.state is State.PLAYING:
+            return f"table {name} is playing"
+        if table.state is State.DONE:
+            return f"table {name} has finished its game"
+        return f"table {name} is full"
+
+    @staticmethod
+    def _free_seat(entry: _Table) -> int | None:
+        """The lowest open seat of a table still waiting for players or in setup (a seat left
+        during setup is open again), else None."""
+        table = entry.table
+        if table.state in (State.WAIT, State.SETUP):
+            for seat in range(table.number):
+                if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
+                    return seat
         return None
 
     def _named(self, name: str) -> _Table | None:
@@ -143,11 +160,9 @@ class CombatService(GameService):
                 self._log.info("combat table {table}: {name} takes over seat {seat}", table=entry.id, name=protocol.name, seat=seat)
                 return self._join(protocol, entry, seat)
         for entry in candidates:
-            table = entry.table
-            if table.state in (State.WAIT, State.SETUP):  # a seat left during setup is open again
-                for seat in range(table.number):
-                    if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
-                        return self._join(protocol, entry, seat)
+            seat = self._free_seat(entry)
+            if seat is not None:
+                return self._join(protocol, entry, seat)
         seats = protocol.table_seats or self.config.seats
         entry = _Table(self._next_id, None, name)
         self._next_id += 1

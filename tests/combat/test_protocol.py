@@ -290,3 +290,47 @@ def test_finished_and_abandoned_games_are_recorded(tmp_path):
     assert records[0]["players"] == ["player1", "player2"] and records[0]["map"] == "Default"
     assert records[0]["reason"] == "seat 1 forfeits: its move time of 60 s ran out"
     assert records[1]["reason"] == "every player left"
+
+
+def _named_setup_table(seats: int, names: list[str]) -> tuple[CombatService, list]:
+    """Players on the handshake port at the named table ``t`` of ``seats`` seats, in SETUP."""
+    service = make_service()
+    players = []
+    for i, name in enumerate(names):
+        p = TextPlayer(service)
+        p.say(f"NAME {name}", f"TABLE t {seats}" if i == 0 else "TABLE t", "PLAY")
+        p.lines()
+        players.append(p)
+    from tests.combat.test_table import line_map
+
+    players[0].send(wire.HostOptions.of(line_map(seats, {0: 1, 3: 1})))
+    for p in players:
+        p.read()
+    return service, players
+
+
+def test_a_named_table_whose_player_left_during_setup_takes_the_next_player_by_name():
+    service, (alice, bob, carol) = _named_setup_table(3, ["alice", "bob", "carol"])
+    assert service.tables[1].state is wire.State.SETUP
+    bob.client.drop()
+    dave = TextPlayer(service)
+    dave.say("NAME dave", "TABLE t", "PLAY")
+    assert dave.lines()[-1] == "OK PLAY: binary protocol follows", "not 'ERROR table t is playing'"
+    assert dave.binary[0] == wire.MsgSeat(1, 3) and dave.binary[-1] == wire.ReqSetup()
+    assert [s.name for s in dave.binary[1].seats] == ["alice", "dave", "carol"]
+    assert len(service.tables) == 1
+
+
+def test_a_named_table_without_a_free_seat_is_refused_with_the_reason():
+    service, (alice, bob) = _named_setup_table(2, ["alice", "bob"])  # full, in SETUP
+    late = TextPlayer(service)
+    late.say("TABLE t", "PLAY")
+    assert late.lines()[-1] == "ERROR table t is full"
+    assert not late.client.lost and len(service.tables) == 1
+    waiting = TextPlayer(service)  # full but still waiting for the host's options
+    waiting.say("TABLE w 2", "PLAY")
+    TextPlayer(service).say("TABLE w", "PLAY")
+    third = TextPlayer(service)
+    third.say("TABLE w", "PLAY")
+    assert third.lines()[-1] == "ERROR table w is full"
+    assert [e.name for e in service._tables.values()].count("w") == 1, "no second table of the same name"
