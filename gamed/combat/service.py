@@ -158,7 +158,8 @@ class CombatService(GameService):
             for seat in sorted(entry.graces):
                 entry.graces.pop(seat).cancel()
                 self._log.info("combat table {table}: {name} takes over seat {seat}", table=entry.id, name=protocol.name, seat=seat)
-                return self._join(protocol, entry, seat)
+                self._join(protocol, entry, seat)
+                return self._taken_over(entry, seat)
         for entry in candidates:
             seat = self._free_seat(entry)
             if seat is not None:
@@ -207,6 +208,24 @@ class CombatService(GameService):
         entry.sitting[seat] = protocol
         self._log.info("combat table {table}: {name} takes seat {seat}", table=entry.id, name=protocol.name, seat=seat)
         self.deliver(seating, entry.table.join(seat, protocol.name))
+
+    def _taken_over(self, entry: _Table, seat: int) -> None:
+        """The player now in ``seat`` plays the rest of the game: the record and the spectators
+        name it (and rate it, when it is a named player) instead of the one who dropped."""
+        if entry.started is None or entry.recorded:
+            return
+        players = list(entry.players)
+        players[seat] = entry.table.seats[seat].name
+        entry.players = tuple(players)
+        if entry.live is not None:
+            entry.live.seat_taken(self._record_seat(entry, seat))
+
+    def _record_seat(self, entry: _Table, seat: int) -> Seat:
+        """``seat`` as the live table and the stored match show it: its name, and whether it is
+        rated (named players and registered programs are, ``player<k>`` defaults are not)."""
+        sitter = entry.sitting.get(seat)
+        name = entry.table.seats[seat].name or f"seat{seat}"
+        return Seat(seat, name, rated=bool(getattr(sitter, "named", False)), kind=getattr(sitter, "kind", "player"))
 
     def deliver(self, seating: Seating, out: Outgoing) -> None:
         """Write each (seat, message) the table produced to that seat's connection, then keep the
@@ -351,12 +370,7 @@ class CombatService(GameService):
 
     def _open_table(self, entry: _Table) -> LiveTable:
         table = entry.table
-        seats = []
-        for seat, held in enumerate(table.seats):
-            sitter = entry.sitting.get(seat)
-            seats.append(
-                Seat(seat, held.name or f"seat{seat}", rated=bool(getattr(sitter, "named", False)), kind=getattr(sitter, "kind", "player"))
-            )
+        seats = [self._record_seat(entry, seat) for seat in range(table.number)]
         options = table.options
         info = {
             "map": options.name,
