@@ -33,6 +33,8 @@ from gamed.textline import ConnectionLimits
 
 
 RESULTS = "results.jsonl"
+TIMEOUT = "timeout"  # the record's reason when a seat ran out of its move time and lost
+FORFEIT = "forfeit"  # ... when it left the game (and did not come back in time) or gave up
 
 
 def _now() -> str:
@@ -61,7 +63,9 @@ class _Table:
     started: str | None = None  # when play began (ISO time), for the record
     players: tuple[str, ...] = ()  # the seats' names when play began
     moves: int = 0
-    reason: str = "game over"  # why the game ended, for the record
+    reason: str | None = None  # why the game ended when no move ended it: timeout, forfeit, ...
+    detail: str | None = None  # who and what, in words ("seat 1 (bob) did not come back within 120 s")
+    computer: str | None = None  # the AI program of a table against the computer
     recorded: bool = False
     live: LiveTable | None = None  # its live table (with a hub) once play began
 
@@ -174,10 +178,19 @@ class CombatService(GameService):
 
     def seat_against(self, protocol: CombatProtocol, ai_name: str) -> None:
         """``COMPUTER <ai_name>``: ``protocol`` hosts (seat 0) a fresh 2-seat table nobody else can
-        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``."""
+        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``; or,
+        for a named player who left a game against ``ai_name`` within the rejoin grace, its seat
+        there again."""
         from gamed.combat.ucc_seat import AiOpponent
 
-        entry = _Table(self._next_id, None, f" computer {self._next_id}")  # no wire name: private
+        for entry in self._tables.values():
+            # A named person who left its game against this AI comes back to it the same way.
+            if entry.computer == ai_name and 0 in entry.graces and protocol.named and entry.players[0] == protocol.name:
+                entry.graces.pop(0).cancel()
+                self._log.info("combat table {table}: {name} comes back to seat 0", table=entry.id, name=protocol.name)
+                self._join(protocol, entry, 0)
+                return self._taken_over(entry, 0)
+        entry = _Table(self._next_id, None, f" computer {self._next_id}", computer=ai_name)  # no wire name: private
         self._next_id += 1
         entry.table = CombatTable(2, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
         self._tables[entry.id] = entry
@@ -192,14 +205,14 @@ class CombatService(GameService):
             return
         self.deliver(seating, entry.table.receive(seating.seat, message))
 
-    def resign(self, seating: Seating, reason: str | None) -> None:
+    def resign(self, seating: Seating, reason: str | None, why: str = FORFEIT) -> None:
         """A seat that is not a connection gives up: during play it loses at once (no rejoin
-        grace), then it leaves."""
+        grace; ``why`` is the record's reason, ``reason`` the detail), then it leaves."""
         entry = self._tables.get(seating.table_id)
         if entry is None or seating.seat not in entry.sitting:
             return
         if reason is not None and entry.table.state is State.PLAYING:
-            self._forfeit(entry, seating.seat, reason)
+            self._forfeit(entry, seating.seat, why, reason)
         self.vacate(seating, None)
 
     def _join(self, protocol: CombatProtocol, entry: _Table, seat: int) -> None:
@@ -265,13 +278,16 @@ class CombatService(GameService):
         self.deliver(seating, out)
         if not entry.sitting:
             self._remove(entry)
-        elif playing and table.state is State.PLAYING and self.config.rejoin_grace:
+        elif playing and table.state is State.PLAYING:
             seat = seating.seat
-            entry.graces[seat] = self.clock.callLater(self.config.rejoin_grace, self._grace_over, entry, seat)
+            if self.config.rejoin_grace:
+                entry.graces[seat] = self.clock.callLater(self.config.rejoin_grace, self._grace_over, entry, seat)
+            else:  # no grace: leaving a running game is losing it
+                self._forfeit(entry, seat, FORFEIT, "left the game")
 
     def _grace_over(self, entry: _Table, seat: int) -> None:
         entry.graces.pop(seat, None)
-        self._forfeit(entry, seat, f"did not come back within {self.config.rejoin_grace:g} s")
+        self._forfeit(entry, seat, FORFEIT, f"left the game and did not come back within {self.config.rejoin_grace:g} s")
 
     def _remove(self, entry: _Table) -> None:
         if entry.table.state is State.PLAYING and not entry.recorded:
@@ -314,14 +330,19 @@ class CombatService(GameService):
 
     def _turn_closed(self, entry: _Table, turn: Turn) -> None:
         for seat in turn.timed_out:
-            self._forfeit(entry, seat, f"its move time of {self.config.move_time:g} s ran out")
+            self._forfeit(entry, seat, TIMEOUT, f"ran out of its move time of {self.config.move_time:g} s")
 
-    def _forfeit(self, entry: _Table, seat: int, reason: str) -> None:
+    def _forfeit(self, entry: _Table, seat: int, why: str, detail: str) -> None:
+        """``seat`` loses (``why``: TIMEOUT or FORFEIT; ``detail``: what it did, in words). With two
+        seats the other one wins and that is the record's reason; with more the game goes on."""
         if self._tables.get(entry.id) is not entry:
             return
-        self._log.info("combat table {table}: seat {seat} loses: {reason}", table=entry.id, seat=seat, reason=reason)
-        entry.reason = f"seat {seat} forfeits: {reason}"
-        out = entry.table.forfeit(seat, reason)
+        name = entry.table.seats[seat].name or (entry.players[seat] if seat < len(entry.players) else "")
+        detail = f"seat {seat} ({name}) {detail}" if name else f"seat {seat} {detail}"
+        self._log.info("combat table {table}: {detail}: it loses ({why})", table=entry.id, detail=detail, why=why)
+        out = entry.table.forfeit(seat, detail)
+        if entry.table.state is State.DONE:
+            entry.reason, entry.detail = why, detail
         if entry.live is not None and entry.table.state is State.PLAYING:
             # More than two seats: the game goes on without the seat, whose units left the board.
             entry.live.moved(seat, "forfeits", rules.spectator_state(entry.table.game), entry.table.turn, self._clocks(entry))
@@ -334,6 +355,8 @@ class CombatService(GameService):
         entry.recorded = True
         table = entry.table
         winner = table.winner
+        if entry.reason is None:
+            entry.reason = self._end_reason(entry)
         record = {
             "table": entry.id,
             "name": entry.name,
@@ -345,6 +368,7 @@ class CombatService(GameService):
             "moves": entry.moves,
             "winner": winner,
             "reason": entry.reason,
+            "detail": entry.detail,
             "aborted": aborted,
         }
         if entry.live is not None:
@@ -407,27 +431,32 @@ class CombatService(GameService):
         return {seat: (self.config.move_time if seat == turn else None) for seat in range(entry.table.number)}
 
     def _finish_live(self, entry: _Table, aborted: bool) -> None:
-        """The end for the hub: 1 for the winner, 0 for the others (a forfeiting seat loses); a
-        game nobody won alive is a draw; an aborted or abandoned game is stored unrated."""
+        """The end for the hub: 1 for the winner, 0 for the others (a seat that ran out of time or
+        left loses); a game nobody won alive is a draw; an aborted or abandoned game is stored
+        unrated. The reason is the record's (``entry.reason``), who and what in ``extra.detail``."""
         live, entry.live = entry.live, None
         table = entry.table
         game = table.game
         n = table.number
         winner = table.winner
         if aborted or winner is None:
-            scores, reason = (0.0,) * n, entry.reason
-        elif winner < 0:
-            scores, reason = winner_scores(n, None), "no seat has a flag and a movable unit"
+            scores = (0.0,) * n
         else:
-            scores = winner_scores(n, winner)
-            if entry.reason != "game over":
-                reason = entry.reason  # a forfeit
-            elif game is not None and game.last_result is not None and game.last_result.pair is not None and game.last_result.pair[1] == 0:
-                reason = "flag captured"
-            else:
-                reason = "no movable units left"
+            scores = winner_scores(n, winner if winner >= 0 else None)
         state = rules.spectator_state(game, over=True) if game is not None else None
-        live.finish(scores, reason, state, rated=not aborted)
+        extra = {"detail": entry.detail} if entry.detail else None
+        live.finish(scores, entry.reason, state, rated=not aborted, extra=extra)
+
+    @staticmethod
+    def _end_reason(entry: _Table) -> str:
+        """Why a game that a move ended is over, in the game's own words."""
+        game = entry.table.game
+        if entry.table.winner is not None and entry.table.winner < 0:
+            return "no seat has a flag and a movable unit"
+        result = game.last_result if game is not None else None
+        if result is not None and result.pair is not None and result.pair[1] == 0:
+            return "flag captured"
+        return "no movable units left"
 
     # --- service ---------------------------------------------------------------------------
 

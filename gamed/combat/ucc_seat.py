@@ -143,6 +143,11 @@ class AiOpponent:
             self._later(self._game_over, message.winner)
 
     def _players(self, message: wire.MsgPlayers) -> None:
+        # Before the game an opponent who left ends the table; during the game the AI stays:
+        # the person may come back, or loses when the rejoin grace ends (and the AI wins).
+        seating = self.seating
+        if seating is not None and seating.table.state in (State.PLAYING, State.DONE):
+            return
         others = [s for i, s in enumerate(message.seats) if i != SEAT]
         if any(s.kind is SeatKind.OPEN for s in others):
             self._later(self.close, "its opponent left", False)
@@ -217,8 +222,10 @@ class AiOpponent:
         self._asking = False
         if self._over:
             return
-        if reply is None or reply is TIMEOUT:
-            return self.close("no reply from the program (EOF or timeout)")
+        if reply is TIMEOUT:
+            return self.close("the program did not reply in time", why="timeout")
+        if reply is None:
+            return self.close("the program ended without a reply")
         parsed = parse_reply(reply)
         if parsed is SURRENDER:
             return self.close("the program surrendered")
@@ -256,8 +263,9 @@ class AiOpponent:
             self._log.info("combat AI {name} stderr: {text}", name=self.name, text=stderr[-2000:].decode("latin-1"))
         return None
 
-    def close(self, reason: str | None, forfeit: bool = True) -> None:
-        """Leave the table (during play with ``forfeit``: the AI loses at once) and end the program."""
+    def close(self, reason: str | None, forfeit: bool = True, why: str = "forfeit") -> None:
+        """Leave the table (during play with ``forfeit``: the AI loses at once, ``why`` is the
+        record's reason) and end the program."""
         if self.closing:
             return
         self.closing = True
@@ -265,7 +273,7 @@ class AiOpponent:
             self._log.info("combat AI {name} leaves: {reason}", name=self.name, reason=reason)
         seating, self.seating = self.seating, None
         if seating is not None:
-            self.service.resign(seating, reason if forfeit else None)
+            self.service.resign(seating, reason if forfeit else None, why)
         self._end(None)
 
     def shutdown(self) -> None:

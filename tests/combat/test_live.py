@@ -118,7 +118,8 @@ def test_a_game_is_watched_and_recorded_with_named_and_unnamed_seats():
     bob.client.drop()
     clock.advance(120)  # bob does not come back: he forfeits and loses
     (record,) = store.records
-    assert record.scores == (1.0, 0.0) and record.rated and record.reason.startswith("seat 1 forfeits")
+    assert record.scores == (1.0, 0.0) and record.rated and record.reason == "forfeit"
+    assert record.extra["detail"] == "seat 1 (player2) left the game and did not come back within 120 s"
     final = hub.ended["combat-1"].state  # what the end event shows: every unit
     assert all(c is None or c == "lake" or c["unit"] is not None for row in final["cells"] for c in row)
     assert not hub.tables
@@ -276,3 +277,15 @@ def test_an_unnamed_player_taking_over_a_named_seat_is_not_rated():
     clock.advance(120)
     (record,) = store.records
     assert [(s.name, s.rated) for s in record.seats] == [("alice", True), ("player3", False)]
+
+
+def test_running_out_of_move_time_is_a_rated_loss_recorded_as_timeout():
+    clock, hub, store, service = make(move_time=60)
+    alice, bob = named(service, "alice"), named(service, "bob")
+    start(service, alice, bob)
+    alice.send(wire.ReqMove(30, 40))
+    clock.advance(60)  # bob does not move in time
+    (record,) = store.records
+    assert (record.scores, record.reason, record.rated) == ((1.0, 0.0), "timeout", True)
+    assert record.extra["detail"] == "seat 1 (bob) ran out of its move time of 60 s"
+    assert hub.ended["combat-1"].result == {"scores": [1.0, 0.0], "reason": "timeout"}

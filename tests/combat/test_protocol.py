@@ -288,7 +288,8 @@ def test_finished_and_abandoned_games_are_recorded(tmp_path):
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [(r["winner"], r["aborted"], r["moves"]) for r in records] == [(0, False, 1), (None, True, 0)]
     assert records[0]["players"] == ["player1", "player2"] and records[0]["map"] == "Default"
-    assert records[0]["reason"] == "seat 1 forfeits: its move time of 60 s ran out"
+    assert records[0]["reason"] == "timeout", "a loss on time, as in every game"
+    assert records[0]["detail"] == "seat 1 (player2) ran out of its move time of 60 s"
     assert records[1]["reason"] == "every player left"
 
 
@@ -334,3 +335,35 @@ def test_a_named_table_without_a_free_seat_is_refused_with_the_reason():
     third.say("TABLE w", "PLAY")
     assert third.lines()[-1] == "ERROR table w is full"
     assert [e.name for e in service._tables.values()].count("w") == 1, "no second table of the same name"
+
+
+def test_without_a_rejoin_grace_leaving_a_running_game_loses_it_at_once(tmp_path):
+    import json
+
+    clock = Clock()
+    config = CombatConfig(move_time=0, rejoin_grace=0)
+    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1), records_dir=tmp_path)
+    alice, bob = started(service)
+    alice.client.drop()
+    got = bob.read()
+    assert got[1:] == [wire.MsgGameover(1), got[2]] and isinstance(got[2], wire.MsgSync), "bob wins at once"
+    (record,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert (record["winner"], record["reason"], record["aborted"]) == (1, "forfeit", False)
+    assert record["detail"] == "seat 0 (player1) left the game"
+
+
+def test_a_game_won_by_taking_the_flag_is_recorded_as_such(tmp_path):
+    import json
+
+    from tests.combat.test_table import line_map
+
+    service = make_service(records_dir=tmp_path)
+    alice, bob = Player(service), Player(service)
+    line = line_map(2, {Unit.FLAG: 1, Unit.MARSHAL: 1})  # cells 0 1 | 2 3
+    alice.send(wire.HostOptions.of(line))
+    alice.send(wire.MsgSetup(wire.write_setup(line, 0, {0: Unit.FLAG, 1: Unit.MARSHAL})))
+    bob.send(wire.MsgSetup(wire.write_setup(line, 1, {2: Unit.FLAG, 3: Unit.MARSHAL})))
+    alice.send(wire.ReqMove(1, 2))  # the marshal takes the flag
+    assert wire.MsgGameover(0) in bob.read()
+    (record,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert (record["winner"], record["reason"], record["detail"]) == (0, "flag captured", None)
