@@ -213,6 +213,11 @@ class CombatService(GameService):
             return
         if reason is not None and entry.table.state is State.PLAYING:
             self._forfeit(entry, seating.seat, why, reason)
+        elif reason is not None and entry.computer is not None and entry.table.state in (State.WAIT, State.SETUP):
+            # Nobody else can ever join a table against the computer: tell the person why it ends.
+            for sitter in list(entry.sitting.values()):
+                if isinstance(sitter, CombatProtocol):
+                    sitter.refuse(f"computer opponent {entry.computer} left the table: {reason}")
         self.vacate(seating, None)
 
     def _join(self, protocol: CombatProtocol, entry: _Table, seat: int) -> None:

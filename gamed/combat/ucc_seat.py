@@ -120,7 +120,7 @@ class AiOpponent:
             self._options = message.options
             why = ucc_compatible(message.options)
             if why:
-                self._later(self.close, f"the options are not the UCC rules: {why}")
+                self._later(self.close, f"{why}; it plays the UCC rules only (the Default map and army with SUPER_SCOUT alone)")
         elif isinstance(message, wire.ReqSetup):
             if self._setup_asked:
                 self._later(self.close, "its setup was rejected")

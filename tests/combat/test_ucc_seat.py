@@ -104,7 +104,22 @@ def test_computer_lists_the_ais_and_refuses_an_unknown_one():
     service = _service(Clock(), {"fast": AiProgram("fast", "/bin/true"), "alpha": AiProgram("alpha", "/bin/true")})
     human = Human(service)
     assert human.say("COMPUTER") == ["AI alpha", "AI fast", "END"]
-    assert human.say("COMPUTER nobody")[0].startswith("ERROR")
+    assert human.say("COMPUTER nobody") == ["ERROR no computer opponent nobody; COMPUTER lists them"]
+    assert not human.binary and not service.tables
+
+
+def test_computer_without_a_registered_ai_says_so():
+    human = Human(_service(Clock(), {}))
+    assert human.say("COMPUTER") == ["ERROR no computer opponent is registered on this server"]
+    assert human.say("COMPUTER fast") == ["ERROR no computer opponent is registered on this server"]
+    assert not human.binary and not human.client.closing, "the handshake goes on (PLAY still works)"
+
+
+def test_computer_does_not_play_at_a_named_table():
+    service = _service(Clock(), {"fast": AiProgram("fast", "/bin/true")})
+    human = Human(service)
+    human.say("TABLE big 3")
+    assert human.say("COMPUTER fast") == ["ERROR a computer opponent plays at a 2-seat table of its own, not at table big"]
     assert not human.binary and not service.tables
 
 
@@ -165,12 +180,19 @@ async def test_options_other_than_the_ucc_rules_make_the_ai_leave(fast_ai):
     human.say("COMPUTER fast")
     ai = _ai_of(service)
     pid = ai.program.pid
+    human.poll()
     human.send(wire.HostOptions.of(DEFAULT))  # no SUPER_SCOUT
     await _until(lambda: ai.ended is not None and ai.ended.called)
     await _until(lambda: not _alive(pid), 5.0)
-    players = [m for m in human.poll() if isinstance(m, wire.MsgPlayers)]
-    assert players[-1].seats[1].kind is wire.SeatKind.OPEN
-    human.client.drop()
+    data = human.client.transport.value()
+    binary, _, text = data.partition(b"ERROR ")
+    assert human.parser.feed(binary) == [wire.MsgOptions(DEFAULT), wire.ReqSetup()], "the messages, then the reason"
+    assert text == (
+        b"computer opponent fast left the table: the options are 0x0000, not SUPER_SCOUT (0x0010) alone;"
+        b" it plays the UCC rules only (the Default map and army with SUPER_SCOUT alone)\r\n"
+    )
+    assert human.client.closing
+    human.client.finish()
     assert not service.tables
 
 
