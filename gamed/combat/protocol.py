@@ -5,7 +5,8 @@ is decided by the pure ``CombatTable``; this adapter only moves messages between
 sockets. Original clients speak only after CBT_MSG_SEAT, so on 5688 a connection is seated at
 once, in arrival order, under a default name (``player<k>``). On 5689 a client first talks a few
 text lines (``NAME``, ``TABLE <name> [<seats>]``, ``PLAY``; see docs/protocols/combat.md); after
-``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT.
+``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT. A game against
+the computer that cannot start ends such a connection with one closing ``ERROR <why>`` line.
 """
 
 from __future__ import annotations

@@ -6,13 +6,15 @@ Behind it runs a registered AI program (``ProgramSeat``, ucc-stratego §5) playi
 seat 1) on the Default map with SUPER_SCOUT, which are exactly the UCC rules (ucc-stratego §12.3:
 cells ``y*10 + x``, UCC RED = seat 0, tokens ↔ unit codes).
 
-The adapter: on CBT_MSG_OPTIONS it checks the host's options are the UCC ones (else it leaves, with
-the reason logged); on CBT_REQ_SETUP it asks the program ``BLUE <opponent> 10 10`` and sends its 4
+The adapter: on CBT_MSG_OPTIONS it checks the host's options are the UCC ones (else it leaves, and
+the service tells the person why in a closing ERROR line); on CBT_REQ_SETUP it asks the program ``BLUE <opponent> 10 10`` and sends its 4
 rows (y = 6..9) as a Combat setup; each move of the table is told to the program as the UCC
 referee's confirmation (``<x> <y> <DIR> [<mult>] <OUTCOME>``, its own moves as ``<reply>
 <OUTCOME>``); on its turn it sends the program its 10-line view and turns the reply into
 CBT_REQ_MOVE. An unintelligible, illegal or missing reply (timeout, EOF) forfeits. At game over
-the program gets QUIT and ends; it is also ended when the person leaves.
+the program gets QUIT and ends; it is also ended when the person leaves before the game starts.
+A person who leaves during the game finds it waiting (the rejoin grace); if they do not come back,
+they lose and the AI wins.
 
 Every action on the table runs from the reactor (``callLater(0)`` or a program reply), never
 inside the service's delivery loop.
