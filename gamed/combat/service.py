@@ -343,9 +343,8 @@ class CombatService(GameService):
         if self._tables.get(entry.id) is not entry:
             return
         name = entry.table.seats[seat].name or (entry.players[seat] if seat < len(entry.players) else "")
+        out = entry.table.forfeit(seat, f"{detail} ({why})")  # the table logs it
         detail = f"seat {seat} ({name}) {detail}" if name else f"seat {seat} {detail}"
-        self._log.info("combat table {table}: {detail}: it loses ({why})", table=entry.id, detail=detail, why=why)
-        out = entry.table.forfeit(seat, detail)
         if entry.table.state is State.DONE:
             entry.reason, entry.detail = why, detail
         if entry.live is not None and entry.table.state is State.PLAYING:
