@@ -76,7 +76,7 @@ class CombatConfig:
     text_listen: tuple[str, ...] = ("tcp:5689",)  # the same game behind a short text handshake
     seats: int = 2  # seats per table (2..15)
     move_time: float = 600.0  # seconds per move; the seat to move loses when it runs out; 0 = none
-    rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return
+    rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return; 0 = it loses at once
     records: str = "combat"  # directory of results.jsonl (one line per finished game); "" = none
 
 

@@ -299,6 +299,19 @@ class LiveTable:
                 viewer.deliver(frame)
         self.hub.changed()
 
+    def seat_taken(self, seat: Seat) -> None:
+        """Another player took over ``seat.seat`` during the game (a dropped seat taken by the
+        next one): the table, the viewers (a fresh snapshot) and the stored match show its name."""
+        if self.result is not None:
+            return
+        self.seats = tuple(seat if s.seat == seat.seat else s for s in self.seats)
+        self._players = [{"seat": s.seat, "name": s.name} for s in self.seats]
+        if self.viewers:
+            frame = event_frame("snapshot", self.detail())
+            for viewer in list(self.viewers):
+                viewer.deliver(frame)
+        self.hub.changed()
+
     def finish(
         self,
         scores: tuple[float, ...],
