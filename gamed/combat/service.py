@@ -24,7 +24,7 @@ from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
 from gamed.config import AiProgram, CombatConfig, Limits
 from gamed.gameservice import GameService
-from gamed.observers import LiveHub, LiveTable
+from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.stratego import rules
@@ -472,7 +472,7 @@ class CombatService(GameService):
             self._log.info("closing {n} combat tables for shutdown", n=len(self._tables))
         for entry in list(self._tables.values()):
             if entry.table.state is State.PLAYING and not entry.recorded:
-                entry.reason = "server shutdown"
+                entry.reason = SHUTDOWN
                 self._record(entry, aborted=True)
             for sitter in list(entry.sitting.values()):
                 if not isinstance(sitter, CombatProtocol):

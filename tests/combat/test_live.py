@@ -136,7 +136,7 @@ def test_an_abandoned_game_is_stored_unrated_and_a_shutdown_too():
     service.abort_games()
     assert [(r.rated, r.scores, r.reason) for r in store.records] == [
         (False, (0.0, 0.0), "every player left"),
-        (False, (0.0, 0.0), "server shutdown"),
+        (False, (0.0, 0.0), "shutdown"),
     ]
 
 
