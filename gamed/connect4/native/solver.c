@@ -27,8 +27,10 @@
  * (the side to move's stones + occupancy), fail-soft negamax alpha-beta with
  * null-window narrowing of the score's interval, a transposition table keyed by
  * the position or its mirror image (whichever is smaller) holding both bounds
- * and the best column, pruning of moves that lose at once, move ordering by the
- * table's column, then the number of threats created, then centre first.
+ * and the best column, enhanced transposition cutoffs (a child already known to
+ * be good enough ends the search of its parent), pruning of moves that lose at
+ * once, move ordering by the table's column, then the number of threats
+ * created, then centre first.
  * A best move is found by solving the position and then testing the columns in
  * that order with one null-window search each until one reaches the score.
  *
@@ -36,7 +38,8 @@
  * database of BitBully (Markus Thill, MIT licence) as the PyPI package
  * bitbully-databases 0.0.2 ships it (book_12ply_distances.dat, 4,200,899
  * entries, 21 MB), mapped read-only from the library's own folder.  Positions
- * before move 12 are searched down to it (a few ms), later ones without it.
+ * before move 12 are searched down to it (a few ms), later ones without it; a
+ * position after move 13 gets a lower bound from its parents' book scores.
  *
  * Extra exports (benchmarks and tests):
  *   long C4_Solve(const char *moves)
@@ -265,29 +268,44 @@ static uint64_t canonical_key(const Pos *P, int *mirrored)
 }
 
 /* ---- transposition table ----
- * One entry per slot, always replaced: 32 bits of the key (with a prime number of slots above
- * 2^17 the slot and these bits identify a 49-bit key), both bounds of the score and the best
- * column found (in the canonical orientation). */
-typedef struct { uint32_t key; int8_t lo, hi; uint8_t col, used; } TTEntry;
+ * One 64-bit word per slot, always replaced: the whole 49-bit key (so a hit is never another
+ * position), both bounds of the score (+32, 6 bits each) and the best column found (3 bits, in
+ * the canonical orientation; 7 = none).  Slots are found by a multiplicative hash of the key. */
+typedef uint64_t TTEntry;
 
-#ifndef C4_TT_SLOTS
-#define C4_TT_SLOTS (1u << 22)          /* 8 bytes each: 32 MiB, touched as the search needs */
+#ifndef C4_TT_LOG
+#define C4_TT_LOG 21                    /* 2^21 slots of 8 bytes: 16 MiB, touched as the search needs */
 #endif
+#define KEY_MASK (((uint64_t)1 << (W * H1)) - 1)
 static TTEntry *tt;
 static size_t tt_size;
 
-static int is_prime(size_t n)
-{ size_t d; if (n < 2) return 0; for (d = 2; d * d <= n; d++) if (n % d == 0) return 0; return 1; }
-
 static int tt_init(void)
 {
-    size_t n = C4_TT_SLOTS;
     if (tt) return 1;
-    while (!is_prime(n)) n++;
-    tt = calloc(n, sizeof *tt);
+    tt = calloc((size_t)1 << C4_TT_LOG, sizeof *tt);
     if (!tt) return 0;
-    tt_size = n;
+    tt_size = (size_t)1 << C4_TT_LOG;
     return 1;
+}
+
+static TTEntry *tt_slot(uint64_t key)
+{ return &tt[(key * 0x9E3779B97F4A7C15ULL) >> (64 - C4_TT_LOG)]; }
+
+/* The bounds and column stored for key (TRUE), or FALSE if the slot holds another position. */
+static int tt_get(uint64_t key, int *lo, int *hi, int *col)
+{
+    TTEntry e = *tt_slot(key);
+    if (!e || (e & KEY_MASK) != key) return 0;
+    *lo = (int)((e >> 49) & 63) - 32;
+    *hi = (int)((e >> 55) & 63) - 32;
+    *col = (int)(e >> 61);
+    return 1;
+}
+
+static void tt_put(uint64_t key, int lo, int hi, int col)
+{
+    *tt_slot(key) = key | (uint64_t)(lo + 32) << 49 | (uint64_t)(hi + 32) << 55 | (uint64_t)col << 61;
 }
 
 /* ---- search ---- */
@@ -301,14 +319,15 @@ static double now_ms(void)
 { struct timeval tv; gettimeofday(&tv, 0); return tv.tv_sec * 1000.0 + tv.tv_usec / 1000.0; }
 
 static int book_probe(const Pos *P, int *score);
+static int book_parent_bound(const Pos *P, int *bound);
 
 /* Fail-soft negamax: the score of P if it lies inside (alpha, beta), else a bound on the same
  * side (<= alpha: an upper bound, >= beta: a lower bound).  P's side to move cannot win at once. */
 static int negamax(const Pos *P, int alpha, int beta)
 {
-    uint64_t next, key, mv[W];
-    int sc[W], cols[W], n = 0, i, j, lo, hi, best, best_col, alpha0, mirrored, tt_col = -1, v;
-    TTEntry *e;
+    uint64_t next, key, mv[W], child_key[W];
+    int sc[W], cols[W], raw[W], n = 0, i, j, lo, hi, best, best_col, alpha0, mirrored, tt_col = -1, v;
+    int t_lo, t_hi, t_col, etc = P->moves < ETC_MOVES;
 
     s_nodes++;
     if ((s_nodes & 1023) == 0 && (s_node_limit || s_deadline_ms > 0)) {
@@ -323,13 +342,28 @@ static int negamax(const Pos *P, int alpha, int beta)
     if (book_probe(P, &v)) return v;
     lo = -(CELLS - 2 - P->moves) / 2;
     hi = (CELLS - 1 - P->moves) / 2;
+    if (book_parent_bound(P, &v) && v > lo) lo = v;
 
+    /* the table's slots are memory the cache rarely holds: ask for them all, then work meanwhile */
     key = canonical_key(P, &mirrored);
-    e = &tt[key % tt_size];
-    if (e->used && e->key == (uint32_t)key) {
-        if (e->lo > lo) lo = e->lo;
-        if (e->hi < hi) hi = e->hi;
-        if (e->col < W) tt_col = mirrored ? W - 1 - e->col : e->col;
+    __builtin_prefetch(tt_slot(key));
+    for (i = 0; i < W; i++) {
+        uint64_t m = next & COL_MASK(ORDER[i]);
+        if (!m) continue;
+        if (etc) {
+            Pos Q = *P;
+            int ignored;
+            pos_play(&Q, m);
+            child_key[ORDER[i]] = canonical_key(&Q, &ignored);
+            __builtin_prefetch(tt_slot(child_key[ORDER[i]]));
+        }
+        raw[ORDER[i]] = move_score(P, m);
+    }
+
+    if (tt_get(key, &t_lo, &t_hi, &t_col)) {
+        if (t_lo > lo) lo = t_lo;
+        if (t_hi < hi) hi = t_hi;
+        if (t_col < W) tt_col = mirrored ? W - 1 - t_col : t_col;
     }
     if (lo >= beta || lo == hi) return lo;
     if (hi <= alpha) return hi;
@@ -342,25 +376,18 @@ static int negamax(const Pos *P, int alpha, int beta)
         int c = ORDER[i], s;
         uint64_t m = next & COL_MASK(c);
         if (!m) continue;
-        s = (c == tt_col) ? 1000 : move_score(P, m);
+        s = (c == tt_col) ? 1000 : raw[c];
         for (j = n; j > 0 && sc[j - 1] < s; j--) { mv[j] = mv[j - 1]; sc[j] = sc[j - 1]; cols[j] = cols[j - 1]; }
         mv[j] = m; sc[j] = s; cols[j] = c; n++;
     }
     /* enhanced transposition cutoff: a child the table already knows to be good enough */
-    if (P->moves < ETC_MOVES) {
+    if (etc) {
         for (i = 0; i < n; i++) {
-            Pos Q = *P;
-            uint64_t k;
-            int m;
-            TTEntry *f;
-            pos_play(&Q, mv[i]);
-            k = canonical_key(&Q, &m);
-            f = &tt[k % tt_size];
-            if (f->used && f->key == (uint32_t)k && -f->hi >= beta) {
-                v = -f->hi;
+            int c_lo, c_hi, c_col;
+            if (tt_get(child_key[cols[i]], &c_lo, &c_hi, &c_col) && -c_hi >= beta) {
+                v = -c_hi;
                 if (v > lo) lo = v;
-                e->key = (uint32_t)key; e->lo = (int8_t)lo; e->hi = (int8_t)hi;
-                e->col = (uint8_t)(mirrored ? W - 1 - cols[i] : cols[i]); e->used = 1;
+                tt_put(key, lo, hi, mirrored ? W - 1 - cols[i] : cols[i]);
                 return v;
             }
         }
@@ -378,8 +405,7 @@ static int negamax(const Pos *P, int alpha, int beta)
     if (best >= beta) { if (best > lo) lo = best; }
     else if (best > alpha0) { lo = hi = best; }
     else if (best < hi) hi = best;
-    e->key = (uint32_t)key; e->lo = (int8_t)lo; e->hi = (int8_t)hi;
-    e->col = (uint8_t)(mirrored ? W - 1 - best_col : best_col); e->used = 1;
+    tt_put(key, lo, hi, mirrored ? W - 1 - best_col : best_col);
     return best;
 }
 
@@ -394,6 +420,7 @@ static int solve_exact(const Pos *P)
     if (book_probe(P, &v)) return v;
     min = -(CELLS - P->moves) / 2;
     max = (CELLS + 1 - P->moves) / 2;
+    if (book_parent_bound(P, &v) && v > min) min = v;
     while (min < max) {
         int med = min + (max - min) / 2, r;
         if (med <= 0 && min / 2 < med) med = min / 2;
@@ -419,7 +446,7 @@ static int best_move(const Pos *P, int *score)
     uint64_t next;
     int i, j, s, n = 0, cols[W], sc[W], tt_col = -1, mirrored;
     uint64_t key;
-    TTEntry *e;
+    int t_lo, t_hi, t_col;
 
     for (i = 0; i < W; i++)
         if (can_play(P, ORDER[i]) && is_winning_move(P, ORDER[i])) {
@@ -438,8 +465,7 @@ static int best_move(const Pos *P, int *score)
     if (s_aborted) return -1;
     *score = s;
     key = canonical_key(P, &mirrored);
-    e = &tt[key % tt_size];
-    if (e->used && e->key == (uint32_t)key && e->col < W) tt_col = mirrored ? W - 1 - e->col : e->col;
+    if (tt_get(key, &t_lo, &t_hi, &t_col) && t_col < W) tt_col = mirrored ? W - 1 - t_col : t_col;
     for (i = 0; i < W; i++) {
         int c = ORDER[i], v;
         uint64_t m = next & COL_MASK(c);
@@ -525,6 +551,27 @@ static int book_probe(const Pos *P, int *score)
 }
 
 /* FNV-1a over 64-bit little-endian words (then the tail bytes): the book's checksum. */
+/* A lower bound on the score of P, one move after the book's depth: P follows from every position
+ * that lacks one of the last mover's top stones, and a position scores at least minus each of its
+ * children, so P scores at least minus the book's score of each such parent.  (It spares the
+ * search the proof of that bound, often the larger half of the work after move 12.) */
+static int book_parent_bound(const Pos *P, int *bound)
+{
+    uint64_t last = P->cur ^ P->mask;   /* the stones of the player who moved last */
+    int c, found = 0, s;
+    if (P->moves != BOOK_DEPTH + 1 || !g_book.data) return 0;
+    for (c = 0; c < W; c++) {
+        uint64_t col = P->mask & COL_MASK(c), top;
+        Pos Q;
+        if (!col) continue;
+        top = (col + BOTTOM_BIT(c)) >> 1 & col;   /* the highest stone of the column */
+        if (!(last & top)) continue;
+        Q.cur = last ^ top; Q.mask = P->mask ^ top; Q.moves = BOOK_DEPTH;
+        if (book_probe(&Q, &s) && (!found || -s > *bound)) { *bound = -s; found = 1; }
+    }
+    return found;
+}
+
 static unsigned long long book_checksum(const unsigned char *p, size_t n)
 {
     unsigned long long h = 1469598103934665603ULL, w;
