@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import random
 import subprocess
 import sys
 import tarfile
@@ -238,11 +239,19 @@ def main() -> int:
     )
     p.add_argument("--no-build", action="store_true", help="do not run make; use the libsolver.so there is")
     p.add_argument("--no-book", action="store_true", help="without the opening book: the search alone (slow early on)")
+    p.add_argument(
+        "--sample",
+        default="",
+        metavar="LENGTHS",
+        help="also solve --sample-count seeded random positions of each of these lengths (comma-separated), "
+        "e.g. with --no-book to see what a book of that depth would cost to make",
+    )
+    p.add_argument("--sample-count", type=int, default=200, help="positions per --sample length [%(default)s]")
     p.add_argument("--json", metavar="FILE", help="also write every figure to FILE as JSON")
     args = p.parse_args()
 
     t_start = perf()
-    names = [s.strip() for s in args.sets.split(",") if s.strip()]
+    names = [s.strip() for s in args.sets.split(",") if s.strip()]  # --sets '' solves no set
     unknown = [s for s in names if s not in SETS]
     if unknown:
         p.error(f"unknown set(s) {', '.join(unknown)}; known: {', '.join(SETS)}")
@@ -271,8 +280,34 @@ def main() -> int:
         rows = all_rows[name][:limit] if limit else all_rows[name]
         print(f"{name}: {len(rows)} positions ...", flush=True)
         results["sets"].append(run_set(lib, name, rows, args.max_seconds))
-    verdicts = report(results)
+    verdicts = report(results) if names else []
+    if args.sample:
+        results["samples"] = run_samples(lib, [int(x) for x in args.sample.split(",") if x], args.sample_count)
     return finish(results, verdicts, t_start, args.json)
+
+
+def run_samples(lib, lengths: list[int], count: int) -> list[dict]:
+    """Solve ``count`` random positions of each length (random legal moves, nobody has won; seed 10)."""
+    from connect4_perfect import random_position
+
+    rng = random.Random(10)
+    out = []
+    print(f"\n{'length':<7} {'positions':>9} {'mean ms':>10} {'p99 ms':>10} {'max ms':>10} {'mean nodes':>12}")
+    for length in lengths:
+        times, nodes = [], []
+        for _ in range(count):
+            moves = "".join(str(c + 1) for c in random_position(rng, length)).encode()
+            t0 = perf()
+            lib.C4_Solve(moves)
+            times.append(perf() - t0)
+            nodes.append(lib.C4_SolveNodes())
+        t = sorted(times)
+        row = {"length": length, "n": count, "mean_s": sum(t) / count, "p99_s": pct(t, 0.99), "max_s": t[-1],
+               "mean_nodes": sum(nodes) / count}
+        out.append(row)
+        print(f"{length:<7} {count:>9} {ms(row['mean_s']):>10} {ms(row['p99_s']):>10} {ms(row['max_s']):>10} "
+              f"{row['mean_nodes']:>12,.0f}", flush=True)
+    return out
 
 
 if __name__ == "__main__":

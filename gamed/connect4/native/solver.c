@@ -493,7 +493,8 @@ static int best_move(const Pos *P, int *score)
  * `make install`) holds the exact value of every position after BOOK_DEPTH moves in which the
  * side to move (the first player) cannot win at once, one of each mirror pair: 5-byte entries
  * sorted by their first 4 bytes, a big-endian signed 32-bit code of the position, then a signed
- * byte d: 0 a draw, 100 - d plies to the first player's win, -100 - d to its loss.
+ * byte d: 0 a draw, d > 0 a first player's win with the stone 100 - d plies on, d < 0 its loss
+ * with the stone 100 + d plies on.
  * The code is the columns from the left, each bottom-up: 10 for a first player's stone, 11 for
  * the second player's, 0 after the column; a final 0 (12 stones: exactly 32 bits).
  * The file is mapped read-only, so engine hosts share one copy in memory. */
@@ -550,11 +551,10 @@ static int book_probe(const Pos *P, int *score)
     return 1;
 }
 
-/* FNV-1a over 64-bit little-endian words (then the tail bytes): the book's checksum. */
 /* A lower bound on the score of P, one move after the book's depth: P follows from every position
  * that lacks one of the last mover's top stones, and a position scores at least minus each of its
- * children, so P scores at least minus the book's score of each such parent.  (It spares the
- * search the proof of that bound, often the larger half of the work after move 12.) */
+ * children, so P scores at least minus the book's score of each such parent (a proof the search
+ * is spared). */
 static int book_parent_bound(const Pos *P, int *bound)
 {
     uint64_t last = P->cur ^ P->mask;   /* the stones of the player who moved last */
@@ -572,6 +572,7 @@ static int book_parent_bound(const Pos *P, int *bound)
     return found;
 }
 
+/* FNV-1a over 64-bit little-endian words (then the tail bytes): the book's checksum. */
 static unsigned long long book_checksum(const unsigned char *p, size_t n)
 {
     unsigned long long h = 1469598103934665603ULL, w;
