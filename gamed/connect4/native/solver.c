@@ -413,18 +413,22 @@ static int negamax(const Pos *P, int alpha, int beta)
  * interval; 0 with s_aborted set when a budget ran out. */
 static int solve_exact(const Pos *P)
 {
-    int min, max, v;
+    int min, max, v, tight;
     if (can_win_next(P)) return (CELLS + 1 - P->moves) / 2;
     if (P->moves >= CELLS) return 0;
     if (!non_losing_moves(P)) return -(CELLS - P->moves) / 2;
     if (book_probe(P, &v)) return v;
     min = -(CELLS - P->moves) / 2;
     max = (CELLS + 1 - P->moves) / 2;
-    if (book_parent_bound(P, &v) && v > min) min = v;
+    /* a bound from the book is often the score itself: test it first */
+    tight = book_parent_bound(P, &v) && v > min;
+    if (tight) min = v;
     while (min < max) {
         int med = min + (max - min) / 2, r;
-        if (med <= 0 && min / 2 < med) med = min / 2;
+        if (tight) med = min;
+        else if (med <= 0 && min / 2 < med) med = min / 2;
         else if (med >= 0 && max / 2 > med) med = max / 2;
+        tight = 0;
         r = negamax(P, med, med + 1);
         if (s_aborted) return 0;
         if (r <= med) max = r < min ? min : r;
