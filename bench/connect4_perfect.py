@@ -21,6 +21,8 @@ with its opening book beside it) in three parts:
 4. --tail N (0: not run) more random positions of each length 12..17, the hardest lengths (the
    first ones the book does not answer), in this process with an emptied table before each:
    Perfect's move timed and checked (the score after it is the negated score of the position).
+5. --extra MOVES,MOVES,... (1-based column sequences, e.g. the slowest ones known): timed the
+   same way and checked against the exact scores of all their children.
 
 It prints MET/NOT MET for "every move perfect" and "max <= 1 s a move", and mean/p99/max per length
 band. It is a benchmark, not a test: it exits 0 whatever the figures are, 2 when it cannot run.
@@ -334,6 +336,7 @@ def main() -> int:
                    help="one engine host for all random positions (its table stays warm) instead of one per position")
     p.add_argument("--verify-book", type=int, default=200, help="book entries checked against the search [%(default)s]")
     p.add_argument("--tail", type=int, default=0, help="extra positions of each length 12..17 (in process) [%(default)s]")
+    p.add_argument("--extra", default="", help="more positions (1-based moves, comma-separated) to time")
     p.add_argument("--wait-quiet", type=float, default=30, help="wait up to S s for a quiet machine first [%(default)s]")
     p.add_argument("--json", metavar="FILE", help="also write every figure to FILE as JSON")
     args = p.parse_args()
@@ -405,6 +408,18 @@ def main() -> int:
             for r in results["tail"]:
                 print(f"{r['length']:<7} {r['n']:>9} {r['n'] - len(r['wrong']):>8} {ms(r['mean_s']):>9} "
                       f"{ms(r['p99_s']):>9} {ms(r['max_s']):>9}  {r['slowest']}")
+        if args.extra:
+            results["extra"] = []
+            for text in args.extra.split(","):
+                cols = [int(ch) - 1 for ch in text.strip()]
+                lib.C4_ClearTable()
+                t0 = perf()
+                col = lib.C4_BestMove(moves_text(cols))
+                dt = perf() - t0
+                scores = child_scores(lib, cols)
+                ok = scores.get(col) == max(scores.values())
+                results["extra"].append({"moves": text, "column": col, "seconds": dt, "perfect": ok})
+                print(f"extra {text}: column {col} in {ms(dt)} ms, {'perfect' if ok else 'NOT PERFECT'}")
     except BenchError as e:
         print(f"connect4_perfect: {e}", file=sys.stderr)
         return 2
@@ -420,15 +435,20 @@ def main() -> int:
     tail = results.get("tail", [])
     n_tail, bad_tail = sum(r["n"] for r in tail), sum(len(r["wrong"]) for r in tail)
     max_tail = max((r["max_s"] for r in tail), default=0.0)
+    extra = results.get("extra", [])
+    max_extra = max((r["seconds"] for r in extra), default=0.0)
+    bad_tail += sum(not r["perfect"] for r in extra)
+    n_tail += len(extra)
     if all_moves:
         verdicts.append(("every Pons score correct", bad_scores == 0, f"{all_moves - bad_scores}/{all_moves}"))
     verdicts.append(("every move perfect", bad_moves == 0 and ok_rnd == n_rnd and bad_tail == 0 and book >= 0,
                      f"{all_moves - bad_moves}/{all_moves} Pons positions, {ok_rnd}/{n_rnd} random positions"
-                     + (f", {n_tail - bad_tail}/{n_tail} tail positions" if tail else "")
+                     + (f", {n_tail - bad_tail}/{n_tail} tail and extra positions" if tail or extra else "")
                      + ("" if book >= 0 else " (NO BOOK: Perfect is not exact)")))
-    verdicts.append((f"max <= {MOVE_LIMIT_S:g} s a move", max(max_pons, max_rnd, max_tail) <= MOVE_LIMIT_S,
+    verdicts.append((f"max <= {MOVE_LIMIT_S:g} s a move", max(max_pons, max_rnd, max_tail, max_extra) <= MOVE_LIMIT_S,
                      f"{ms(max_pons)} ms on the Pons sets (cold table), {ms(max_rnd)} ms through the host"
-                     + (f", {ms(max_tail)} ms on the tail" if tail else "")))
+                     + (f", {ms(max_tail)} ms on the tail" if tail else "")
+                     + (f", {ms(max_extra)} ms on the extra positions" if extra else "")))
     if "book_check" in results:
         vb = results["book_check"]
         verdicts.append(("book agrees with the search", not vb["disagree"], f"{vb['agree']}/{vb['positions']}"))
