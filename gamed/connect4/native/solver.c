@@ -15,9 +15,9 @@
  *   0 "Easy"    -- immediate win, else block, else random safe column.
  *   1 "Medium"  -- exact with a small budget (MEDIUM_NODES positions, a few
  *                  ms); heuristic (threat count + centre) otherwise.
- *   2 "Perfect" -- with the opening book: always exact, without any budget (no
- *                  7x6 position needs more than about half a second, see
- *                  docs/performance.md).  Without the book (missing or corrupt
+ *   2 "Perfect" -- with the opening book: always exact, without any budget (the
+ *                  slowest 7x6 position measured needs 0.9 s, most need a few
+ *                  ms; see docs/performance.md).  Without the book (missing or corrupt
  *                  file): exact within PERFECT_FALLBACK_MS, the heuristic move
  *                  otherwise, and the level's name and C4_Desc say so.
  *   Exact = the fastest win in a won position, the slowest loss in a lost one,
@@ -755,8 +755,8 @@ long C4_AutoMove(long player, long level)
         }
     } else if (g_pos_ok && player == (g_pos.moves & 1) && tt_init()) {
         int score;
-        /* Medium: a small node budget.  Perfect: no budget at all when the book is there (the
-         * search then always ends well within a second); without it, a time budget. */
+        /* Medium: a small node budget.  Perfect: no budget at all when the book is there (every
+         * search measured ended within a second); without it, a time budget. */
         if (level == 1) budget(MEDIUM_NODES, 0);
         else budget(0, g_book.data ? 0 : PERFECT_FALLBACK_MS);
         x = best_move(&g_pos, &score);
