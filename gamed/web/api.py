@@ -20,7 +20,9 @@ from twisted.python.failure import Failure
 from twisted.web import resource, server, static
 from zope.interface import implementer
 
+from gamed import __version__
 from gamed.observers import ILiveViewer, LiveHub, event_frame
+from gamed.ports import ListeningPorts
 from gamed.records import GAME_TYPES
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
@@ -149,15 +151,16 @@ class EventStream:
 
 
 class ApiResource(resource.Resource):
-    """``/api/...``: games, their event streams, matches and ratings."""
+    """``/api/...``: the server's ports, games, their event streams, matches, players and ratings."""
 
     isLeaf = True
     _log = Logger()
 
-    def __init__(self, hub: LiveHub, streams: StreamRegistry):
+    def __init__(self, hub: LiveHub, streams: StreamRegistry, ports: ListeningPorts | None = None):
         super().__init__()
         self.hub = hub
         self.streams = streams
+        self.ports = ports if ports is not None else ListeningPorts()
 
     @property
     def store(self):
@@ -177,6 +180,10 @@ class ApiResource(resource.Resource):
 
     def _route(self, request: server.Request, parts: list[str]):
         match parts:
+            case ["server"]:
+                return write_json(
+                    request, {"version": __version__, "ports": self.ports.as_json(), "records": self.store is not None}
+                )
             case ["games"]:
                 return write_json(request, self.hub.games())
             case ["games", table_id]:
@@ -339,7 +346,9 @@ class StaticFiles(static.File):
         return f
 
 
-def build_root(hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path = STATIC) -> resource.Resource:
+def build_root(
+    hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path = STATIC, ports: ListeningPorts | None = None
+) -> resource.Resource:
     """The site's root: the static pages, with ``/api`` beside them."""
     root: resource.Resource
     if static_dir.is_dir():
@@ -347,5 +356,5 @@ def build_root(hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path =
     else:
         root = resource.Resource()
         root.childNotFound = JsonError(404, "no such page")
-    root.putChild(b"api", ApiResource(hub, streams))
+    root.putChild(b"api", ApiResource(hub, streams, ports))
     return root

@@ -27,7 +27,8 @@ import warnings
 
 import pytest
 
-from tests.integration.support import _LISTENING, LOOPBACK, ROOT, TWISTD, child_env, gamed_args
+from gamed.ports import parse_ready_line
+from tests.integration.support import LOOPBACK, ROOT, TWISTD, child_env, gamed_args
 
 CHROMIUM = os.environ.get("GAMED_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("GAMED_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -152,9 +153,9 @@ def site(browser, tmp_path_factory):
     def read():
         for line in proc.stdout:
             output.append(line)
-            for m in _LISTENING.finditer(line.encode()):
-                ports[m[1].decode()] = int(m[2])
-            if {"web", "kalaha", "fight", "connect4"} <= ports.keys():
+            found = parse_ready_line(line)
+            if found is not None:
+                ports.update({option: where[0][1] for option, where in found.items()})
                 ready.set()
         ready.set()
 
