@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import urllib.parse
 from collections.abc import Callable
 
 from twisted.internet import defer
@@ -27,6 +28,7 @@ from gamed.records import GAME_TYPES
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_LIMIT = 500  # matches or ratings in one answer
+MAX_NAME = 100  # characters of a player's name (the games allow 32; programs' names may be longer)
 
 
 def _json_bytes(data: object) -> bytes:
@@ -201,11 +203,21 @@ class ApiResource(resource.Resource):
             case ["matches"]:
                 limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
                 game = _str_arg(request, "game")
+                played = not _yes_no_arg(request, "unplayed", True)
                 if game and game not in GAME_TYPES:
                     raise _BadRequest(f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
                 if self.store is None:
                     return write_json(request, {"matches": []})
-                return self._later(request, self.store.recent(limit, game), lambda m: {"matches": m})
+                d = self.store.recent(limit, game, played=played)
+                return self._later(request, d, lambda m: {"matches": m})
+            case ["players", quoted]:
+                name = urllib.parse.unquote(quoted)
+                limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
+                played = not _yes_no_arg(request, "unplayed", True)
+                missing = f"no player {name[:MAX_NAME]}"
+                if self.store is None or not name or len(name) > MAX_NAME:
+                    return _not_found(request, missing + (" (no records are kept)" if self.store is None else ""))
+                return self._later(request, self.store.player(name, limit, played), lambda p: p, missing)
             case ["matches", match_id]:
                 if not match_id.isdigit():
                     return _not_found(request, f"no match {match_id}")
@@ -284,6 +296,17 @@ def _str_arg(request: server.Request, name: str) -> str | None:
     if not values or not values[0]:
         return None
     return values[0].decode("utf-8", "replace")
+
+
+def _yes_no_arg(request: server.Request, name: str, default: bool) -> bool:
+    text = _str_arg(request, name)
+    if text is None:
+        return default
+    if text.lower() in ("yes", "1", "true"):
+        return True
+    if text.lower() in ("no", "0", "false"):
+        return False
+    raise _BadRequest(f"{name} must be yes or no, not {text[:40]!r}")
 
 
 def _int_arg(request: server.Request, name: str, default: int, low: int, high: int) -> int:
