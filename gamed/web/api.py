@@ -354,6 +354,7 @@ class StaticFiles(static.File):
         ".css": "text/css; charset=utf-8",
         ".json": "application/json",
         ".svg": "image/svg+xml",
+        ".ico": "image/x-icon",
     }
 
     def __init__(self, path, *args, **kwargs):

@@ -128,6 +128,28 @@ def spawn(args, executable=TWISTD, env=None, expect_ports=1, child_fds=None) -> 
 
 
 LOOPBACK = "tcp:0:interface=127.0.0.1"
+FLAG_AI = ROOT / "tests" / "web" / "flag_ai.py"
+
+
+def flag_capture_config(directory: pathlib.Path) -> pathlib.Path:
+    """A config file whose Stratego tournament (played at start-up) is two games, each won by RED
+    on its first move by taking BLUE's flag (tests/web/flag_ai.py plays both sides): real stored
+    Stratego matches in a moment."""
+    path = directory / "gamed.conf"
+    command = f"{sys.executable} {FLAG_AI}"
+    path.write_text(
+        f"""
+[stratego]
+rounds = 1
+games = 2
+state_dir = "{directory / 'stratego'}"
+[stratego.ai.taker]
+command = "{command}"
+[stratego.ai.keeper]
+command = "{command}"
+"""
+    )
+    return path
 
 
 def gamed_args(*extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_gui: str = "none") -> list[str]:

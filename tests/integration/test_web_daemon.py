@@ -5,18 +5,13 @@ docs/web-api.md replayed line for line."""
 from __future__ import annotations
 
 import json
-import pathlib
-import sys
 
 import pytest_twisted
 from twisted.internet import reactor, task
 
-from tests.integration.support import LOOPBACK, connect, gamed_args, spawn, with_timeout
+from tests.integration.support import LOOPBACK, connect, flag_capture_config, gamed_args, spawn, with_timeout
 from tests.web.client import events, get_json
 from tests.web.docsession import alike, session
-
-
-FLAG_AI = pathlib.Path(__file__).resolve().parents[1] / "web" / "flag_ai.py"
 
 
 async def start_daemon(tmp_path, *extra):
@@ -24,26 +19,6 @@ async def start_daemon(tmp_path, *extra):
     daemon = spawn(gamed_args("--web", LOOPBACK, "--records", str(database), *extra, kalaha=LOOPBACK), expect_ports=2)
     await with_timeout(daemon.listening, 30, "the daemon to listen")
     return daemon, f"http://127.0.0.1:{daemon.ports['web']}"
-
-
-def flag_capture_config(tmp_path) -> str:
-    """A config whose Stratego tournament is two games, each won by RED on its first move by
-    taking BLUE's flag (tests/web/flag_ai.py plays both sides)."""
-    path = tmp_path / "gamed.conf"
-    command = f"{sys.executable} {FLAG_AI}"
-    path.write_text(
-        f"""
-[stratego]
-rounds = 1
-games = 2
-state_dir = "{tmp_path / 'state'}"
-[stratego.ai.taker]
-command = "{command}"
-[stratego.ai.keeper]
-command = "{command}"
-"""
-    )
-    return str(path)
 
 
 async def poll_json(url: str, predicate, what: str, seconds: float = 30):
@@ -134,7 +109,7 @@ async def test_the_documented_session(tmp_path):
 
 @pytest_twisted.ensureDeferred
 async def test_a_stored_stratego_match_ends_on_the_flag_capture_applied(tmp_path):
-    daemon, url = await start_daemon(tmp_path, "--config", flag_capture_config(tmp_path))
+    daemon, url = await start_daemon(tmp_path, "--config", str(flag_capture_config(tmp_path)))
     try:
         match_id = await poll_json(
             url + "/api/matches?game=stratego", lambda b: b["matches"] and b["matches"][0]["id"], "the stored match"
