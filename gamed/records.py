@@ -722,8 +722,9 @@ def _leaderboard(cursor: Any, dialect: _Dialect, game: str, limit: int) -> list[
 
 
 def _fill_details_and_points(cursor: Any, dialect: _Dialect) -> None:
-    """Migration 3's data: each stored match's detail and its seats' points, from its extra."""
-    cursor.execute("SELECT id, game FROM matches ORDER BY id")
+    """Migration 3's data: each stored match's detail and its seats' points, from its extra (read
+    only for the matches that can have either: a Stratego match's extra holds its whole log)."""
+    cursor.execute("SELECT id, game FROM matches WHERE game = 'kalaha' OR extra LIKE '%\"detail\"%' ORDER BY id")
     for match_id, game in cursor.fetchall():
         cursor.execute(dialect.sql("SELECT extra FROM matches WHERE id = ?"), (match_id,))
         try:

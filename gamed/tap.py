@@ -169,7 +169,7 @@ class Options(usage.Options):
         self.listen.setdefault("connect4", []).append(description)
 
     def opt_web(self, description: str) -> None:
-        """Serve the web site (live games, replays, ratings, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
+        """Serve the web site (live games, replays, players, ratings, how to play, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
         self.listen.setdefault("web", []).append(description)
 
     def opt_fight_gui(self, description: str) -> None:
