@@ -36,7 +36,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml twisted/plugins/gamed_plugin.py | c
 
 # A regular (non-editable) install is what twistd runs, so reinstall the package whenever its
 # sources change; cheap, and it keeps `make run` honest.
-$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' 2>/dev/null)
+$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.ico' 2>/dev/null)
 	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall .
 	$(MAKE) --no-print-directory plugin-cache
 	touch $@

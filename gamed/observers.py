@@ -23,6 +23,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import Interface, implementer
 
+from gamed.outcome import outcome_text, points
 from gamed.textline import WriteBatch
 
 if TYPE_CHECKING:
@@ -258,6 +259,7 @@ class LiveTable:
         self.started = hub.clock.seconds()
         self.ended: float | None = None
         self.result: dict | None = None
+        self.outcome: str | None = None  # the result in words, once over ("alice won 40–32")
         self.match_id: int | None = None
         self.closed = False  # the end event has been sent; nothing more will follow
         self.viewers: set[ILiveViewer] = set()
@@ -330,6 +332,16 @@ class LiveTable:
         self.clocks = {seat: None for seat in self.clocks}  # nobody's clock runs any more
         self.ended = self.hub.clock.seconds()
         self.result = {"scores": list(scores), "reason": reason}
+        detail = (extra or {}).get("detail")
+        self.outcome = outcome_text(
+            self.game,
+            [s.name for s in self.seats],
+            scores,
+            reason,
+            points=points(self.game, state),
+            detail=detail if isinstance(detail, str) else None,
+            rated=rated,
+        )
         try:
             record = self.hub.records.MatchRecord(
                 game=self.game,
@@ -422,11 +434,12 @@ class LiveTable:
             moves=[{"n": m.n, "seat": m.seat, "move": m.move, "t": m.t} for m in self.moves],
             clocks=self.clocks,
             result=self.result,
+            outcome=self.outcome,
         )
         return out
 
     def end_data(self) -> dict:
-        return {"result": self.result, "state": self.state, "match_id": self.match_id}
+        return {"result": self.result, "outcome": self.outcome, "state": self.state, "match_id": self.match_id}
 
 
 def _clocks(clocks: dict | None) -> dict:
@@ -481,10 +494,11 @@ class LiveHub:
         return {"games": [t.summary() for t in self.tables.values()]}
 
     def recent_matches(self, limit: int = 20):
-        """Deferred: ``{"matches": [...]}``, newest first (empty without a store)."""
+        """Deferred: ``{"matches": [...]}``, newest first, without the matches aborted before their
+        first move (empty without a store): the front page's list."""
         if self.store is None:
             return defer.succeed({"matches": []})
-        d = defer.maybeDeferred(self.store.recent, limit)
+        d = defer.maybeDeferred(self.store.recent, limit, played=True)
         d.addCallback(lambda matches: {"matches": matches})
         return d
 

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from twisted.application import strports
-from twisted.application.service import IService, MultiService
+from twisted.application.service import IService, MultiService, Service
 from twisted.internet import endpoints
 from twisted.internet.error import CannotListenError
 from twisted.internet.testing import MemoryReactor
@@ -26,6 +26,7 @@ from twisted.python import usage
 from gamed import __version__, config
 from gamed.config import Config, ConfigError
 from gamed.fight.rules import FightMap, MapError, resolve_map
+from gamed.ports import SERVED, ListeningPorts
 
 _log = Logger()
 
@@ -168,7 +169,7 @@ class Options(usage.Options):
         self.listen.setdefault("connect4", []).append(description)
 
     def opt_web(self, description: str) -> None:
-        """Serve the web site (live games, replays, ratings, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
+        """Serve the web site (live games, replays, players, ratings, how to play, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
         self.listen.setdefault("web", []).append(description)
 
     def opt_fight_gui(self, description: str) -> None:
@@ -249,7 +250,12 @@ def raise_file_limit() -> None:
 
 class GamedService(MultiService):
     """The root service. A port that cannot be bound stops start-up with one clear line instead
-    of a traceback (logged, and printed by twistd/twist as they exit with status 1)."""
+    of a traceback (logged, and printed by twistd/twist as they exit with status 1). ``ports``
+    lists every listening port of the daemon."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ports = ListeningPorts()
 
     def privilegedStartService(self) -> None:  # noqa: N802
         with _listen_errors():
@@ -292,18 +298,22 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     raise_file_limit()
     root = GamedService()
     hub = _live_hub(cfg, root, reactor)
+    ports = root.ports
+
+    def listen(service, option, factory):
+        _listen(service, option, _LISTEN_OF[option](cfg), factory, reactor, ports)
 
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
     if cfg.kalaha.listen:
         kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think, hub=hub)
-        _listen(kalaha, cfg.kalaha.listen, kalaha.port_factory, reactor)
+        listen(kalaha, "kalaha", kalaha.port_factory)
         kalaha.setServiceParent(root)
     if cfg.fight.listen:
         fight = FightService(cfg.fight, cfg.limits, reactor, options.fight_map, hub=hub)
-        _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
-        _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
+        listen(fight, "fight", fight.ai_port_factory)
+        listen(fight, "fight-gui", fight.gui_port_factory)
         fight.setServiceParent(root)
     if cfg.combat.listen or cfg.combat.text_listen:
         from gamed.combat.service import CombatService
@@ -311,14 +321,14 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
         ais = {ai.name: ai for ai in cfg.stratego.ai}
         combat = CombatService(cfg.limits, reactor, cfg.combat, ais=ais, records_dir=records, hub=hub)
-        _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
-        _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
+        listen(combat, "combat", combat.port_factory)
+        listen(combat, "combat-text", combat.text_port_factory)
         combat.setServiceParent(root)
     if cfg.connect4.listen:
         from gamed.connect4.service import Connect4Service
 
         connect4 = Connect4Service(cfg.connect4, cfg.limits, reactor, think=think, reactor=reactor, hub=hub)
-        _listen(connect4, cfg.connect4.listen, connect4.port_factory, reactor)
+        listen(connect4, "connect4", connect4.port_factory)
         connect4.setServiceParent(root)
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService
@@ -327,9 +337,10 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.web.listen:
         from gamed.web.service import WebService
 
-        web = WebService(cfg.web, cfg.limits, hub, reactor)
-        _listen(web, cfg.web.listen, web.port_factory, reactor)
+        web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports)
+        listen(web, "web", web.port_factory)
         web.setServiceParent(root)
+    ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
     tune_thread_switching()
     return root
@@ -358,10 +369,43 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
     return hub
 
 
-def _listen(service: MultiService, descriptions: tuple[str, ...], factory, reactor) -> None:
-    """Add a listening port child service per description, each serving a fresh ``factory()``."""
+def _listen(service: MultiService, option: str, descriptions: tuple[str, ...], factory, reactor, ports: ListeningPorts) -> None:
+    """Add a listening port child service per description, each serving a fresh ``factory()``
+    that names what it serves (``SERVED[option]``) and registered in ``ports``."""
     for description in descriptions:
-        strports.service(listen_description(description), factory(), reactor=reactor).setServiceParent(service)
+        served = factory()
+        served.served = SERVED[option]
+        port = strports.service(listen_description(description), served, reactor=reactor)
+        port.endpoint = ports.watch(option, description, port.endpoint)
+        port.setServiceParent(service)
+
+
+def _listen_of(section: str, setting: str):
+    return lambda cfg: getattr(getattr(cfg, section), setting)
+
+
+# listen option -> its descriptions in a Config
+_LISTEN_OF = {option: _listen_of(section, setting) for option, (section, setting) in _LISTEN.items()}
+
+
+class ReadyLine(Service):
+    """Logs ``gamed ready: <every port and what it serves>`` once every port listens and the
+    reactor runs (twistd starts the services before it runs the reactor, whose signal handlers
+    make a SIGTERM a clean shutdown: a script that waits for this line may stop the daemon at
+    once). It is the root's last child, so it starts after every port service."""
+
+    def __init__(self, ports: ListeningPorts, reactor):
+        self.ports = ports
+        self.reactor = reactor
+
+    def startService(self) -> None:  # noqa: N802
+        super().startService()
+        self.reactor.callWhenRunning(self._running)
+
+    def _running(self) -> None:
+        d = self.ports.ready()
+        d.addCallback(lambda ports: _log.info("{line}", line=ports.ready_line()) if self.running else None)
+        d.addErrback(lambda f: None)  # a port that cannot listen has stopped start-up already
 
 
 # Seconds after which a thread holding the interpreter lock is asked to let another run (Python's

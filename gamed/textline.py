@@ -477,6 +477,9 @@ class ConnectionLimits(WrappingFactory):
 
     _log = Logger()
     noisy = False
+    # What the port serves ("kalaha", "web site"; set by gamed.tap): the name its start-up line
+    # ("kalaha starting on 4600") and its log lines show, instead of Twisted's class names.
+    served: str | None = None
 
     def __init__(
         self,
@@ -492,6 +495,12 @@ class ConnectionLimits(WrappingFactory):
         self.per_peer: dict[str, int] = {}
         self._peer_of: dict[object, str] = {}
         self.refused = 0
+
+    def logPrefix(self) -> str:  # noqa: N802
+        if self.served:
+            return self.served
+        wrapped = self.wrappedFactory
+        return wrapped.logPrefix() if hasattr(wrapped, "logPrefix") else type(wrapped).__name__
 
     def buildProtocol(self, addr: IAddress):  # noqa: N802
         host = str(getattr(addr, "host", addr))

@@ -8,6 +8,7 @@ import pytest
 from twisted.application import strports
 from twisted.application.service import IServiceMaker
 from twisted.internet.testing import MemoryReactorClock
+from twisted.logger import capturedLogs, formatEvent
 from twisted.plugin import getPlugins
 from twisted.python import usage
 
@@ -148,6 +149,27 @@ def test_make_service_listens_on_every_description():
     assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096), (4700, 4096), (8080, 4096)]
     kalaha = service.getServiceNamed("kalaha")
     assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
+    service.stopService()
+
+
+def test_each_port_names_what_it_serves_and_one_line_says_when_all_listen():
+    reactor = MemoryReactorClock()
+    argv = ("--records", "none", "--kalaha", "tcp:4600", "--fight", "tcp:4500", "--combat", "none",
+            "--combat-text", "none", "--connect4", "none", "--web", "tcp:8080")  # fmt: skip
+    service = tap.makeService(options(*argv), reactor=reactor)
+    with capturedLogs() as events:
+        service.privilegedStartService()
+        service.startService()
+        assert not [e for e in events if "gamed ready" in formatEvent(e)], "not before the reactor runs"
+        reactor.run()
+    served = [factory.logPrefix() for port, factory, backlog, interface in reactor.tcpServers]
+    assert served == ["kalaha", "virtual fight", "virtual fight GUI", "web site"], "Twisted's 'X starting on N' lines"
+    lines = [formatEvent(e) for e in events]
+    assert lines.count(
+        "gamed ready: kalaha tcp:4600, virtual fight tcp:4500, virtual fight GUI tcp:4550, web site tcp:8080"
+    ) == 1  # (a MemoryReactor binds every interface; the daemon tests show an interface)
+    assert [p.as_json()["address"] for p in service.ports.ports] == ["tcp:4600", "tcp:4500", "tcp:4550", "tcp:8080"]
+    assert service.getServiceNamed("web").ports is service.ports  # the web site shows them to visitors
     service.stopService()
 
 

@@ -188,7 +188,8 @@ async def test_garbage_and_floods_do_not_disturb_another_game(start_daemon):
 async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(start_daemon):
     daemon = await start_daemon()
     await daemon.stop()
-    assert "[-] kalaha (ConnectionLimits) starting on" in daemon.text
+    assert f"[-] kalaha starting on {daemon.port}\n" in daemon.text, "the port's line names what it serves"
+    assert f"gamed ready: kalaha tcp:127.0.0.1:{daemon.port}\n" in daemon.text
     d = spawn(["--logger=gamed.logs.json_observer", *gamed_args()])
     try:
         await with_timeout(d.listening, 20, "the daemon with JSON logs to listen")
@@ -199,4 +200,5 @@ async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(st
     lines = d.text.splitlines()
     events = [json.loads(line) for line in lines]
     assert len(events) == len(lines) >= 3, "every line is one JSON object"
-    assert any("kalaha (ConnectionLimits) starting on" in json.dumps(e) for e in events)
+    assert any(f"kalaha starting on {d.port}" in json.dumps(e) for e in events)
+    assert any(e.get("line") == f"gamed ready: kalaha tcp:127.0.0.1:{d.port}" for e in events)

@@ -160,3 +160,21 @@ async def test_the_web_site_over_tls(start_daemon, tmp_path):
     status, body = await threads.deferToThread(fetch)
     assert (status, body) == (200, {"games": []})
     assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_ready_line_names_every_port_with_its_bound_number(start_daemon):
+    daemon = await start_daemon(kalaha="tcp:0:interface=127.0.0.1", connect4="tcp:0:interface=127.0.0.1", web="tcp:0:interface=127.0.0.1")
+    ports = daemon.ports
+    assert set(ports) == {"kalaha", "connect4", "web"} and all(p > 0 for p in ports.values())
+    (ready,) = [line for line in daemon.text.splitlines() if "gamed ready: " in line]
+    assert ready.endswith(
+        f"gamed ready: kalaha tcp:127.0.0.1:{ports['kalaha']}, connect four tcp:127.0.0.1:{ports['connect4']}, "
+        f"web site tcp:127.0.0.1:{ports['web']}"
+    )
+    for served, option in (("kalaha", "kalaha"), ("connect four", "connect4"), ("web site", "web")):
+        assert f"] {served} starting on {ports[option]}\n" in daemon.text
+    assert "ConnectionLimits" not in daemon.text, "no Twisted class names in the start-up lines"
+    client = await endpoints.connectProtocol(endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", ports["kalaha"]), LineClient())
+    assert (await client.next_line()).startswith("HELLO KALAHA/1 ")
+    client.transport.loseConnection()
