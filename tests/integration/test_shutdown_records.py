@@ -10,31 +10,8 @@ import pytest_twisted
 from twisted.internet import reactor, task
 
 from tests.integration.support import LOOPBACK, connect, gamed_args, spawn, with_timeout
-from tests.integration.test_stratego_daemon import wait_for
+from tests.integration.test_stratego_daemon import sleeping_ais, wait_for
 from tests.web.client import get_json
-
-
-def sleeping_ais(tmp_path) -> str:
-    """A config with a Stratego tournament between two programs that never answer."""
-    sleeper = tmp_path / "slow.sh"
-    sleeper.write_text("#!/bin/sh\nexec sleep 60\n")
-    sleeper.chmod(0o755)
-    config = tmp_path / "gamed.conf"
-    config.write_text(
-        f"""
-[stratego]
-rounds = 1
-games = 2
-concurrency = 1
-timeout = 0
-state_dir = "{tmp_path / 'state'}"
-[stratego.ai.slow1]
-command = "{sleeper}"
-[stratego.ai.slow2]
-command = "{sleeper}"
-"""
-    )
-    return str(config)
 
 
 @pytest_twisted.ensureDeferred

@@ -39,6 +39,29 @@ command = "{fast_ai} 2"
     return str(path)
 
 
+def sleeping_ais(tmp_path) -> str:
+    """A config with a Stratego tournament between two programs that never answer."""
+    sleeper = tmp_path / "slow.sh"
+    sleeper.write_text("#!/bin/sh\nsleep 60\n")  # no exec: the script stays visible by its name
+    sleeper.chmod(0o755)
+    config = tmp_path / "gamed.conf"
+    config.write_text(
+        f"""
+[stratego]
+rounds = 1
+games = 2
+concurrency = 1
+timeout = 0
+state_dir = "{tmp_path / 'state'}"
+[stratego.ai.slow1]
+command = "{sleeper}"
+[stratego.ai.slow2]
+command = "{sleeper}"
+"""
+    )
+    return str(config)
+
+
 async def wait_for(condition, seconds, what):
     for _ in range(int(seconds * 10)):
         if condition():
@@ -69,31 +92,20 @@ async def test_the_daemon_plays_and_records_a_tournament(start_daemon, tmp_path,
 
 @pytest_twisted.ensureDeferred
 async def test_stopping_the_daemon_mid_game_kills_the_ais_and_records_the_abort(start_daemon, tmp_path):
-    sleeper = tmp_path / "slow.sh"
-    sleeper.write_text("#!/bin/sh\nsleep 30\n")
-    sleeper.chmod(0o755)
-    config = tmp_path / "gamed.conf"
-    config.write_text(
-        f"""
-[stratego]
-rounds = 1
-timeout = 0
-state_dir = "{tmp_path / 'state'}"
-[stratego.ai.slow1]
-command = "{sleeper}"
-[stratego.ai.slow2]
-command = "{sleeper}"
-"""
-    )
-    daemon = await start_daemon("--config", str(config))
+    daemon = await start_daemon("--config", sleeping_ais(tmp_path))
     await wait_for(lambda: list((tmp_path / "state").glob("tournament-*")), 10, "the tournament to start")
-    await task.deferLater(reactor, 0.5, lambda: None)
+    await wait_for(lambda: _sleepers(tmp_path), 10, "both programs of the first game to run")
     assert await daemon.stop()
     games = results(tmp_path)
     assert games and all(g["aborted"] for g in games)
     assert not [line for line in daemon.text.splitlines() if "Traceback" in line]
-    leftovers = [int(p) for p in os.listdir("/proc") if p.isdigit() and "slow.sh" in _cmdline(p)]
-    assert leftovers == []
+    assert _sleepers(tmp_path) == []
+
+
+def _sleepers(tmp_path) -> list[int]:
+    """The live processes of ``tmp_path``'s sleeping program (its script, or the sleep it runs)."""
+    script = str(tmp_path / "slow.sh")
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and script in _cmdline(p)]
 
 
 def _cmdline(pid: str) -> str:
