@@ -1,7 +1,7 @@
 """Connect Four rules as plain Python: a board of any size from 4x4 to 16x16, four in a line wins.
 
 Pure: no Twisted, no clock, no randomness. Columns and rows count from 0 and row 0 is the bottom,
-as in the "Open Line up 4" engine interface (specs/connect-four.md). Player 0 moves
+as in the "Open Line up 4" engine interface (see docs/protocols/connect-four.md). Player 0 moves
 first; an empty cell holds ``NOPLAYER`` (-1).
 
 The board is a plain mutable class rather than a frozen attrs value because engines search by
