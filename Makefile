@@ -18,10 +18,11 @@ endif
 all: $(VENV)/.installed examples
 
 # Everything written in C: the Stratego example AI (used by the benchmark), and the Connect Four
-# example engine and perfect-play solver, installed in the engines folder (engines/<name>/engine.so).
-examples:
+# example engine and perfect-play solver, installed in the engines folder (engines/<name>/engine.so),
+# the solver with its opening book from the bitbully-databases package installed in .venv.
+examples: $(VENV)/.installed
 	$(MAKE) --no-print-directory -C examples/stratego
-	$(MAKE) --no-print-directory -C gamed/connect4/native install ENGINES_DIR=$(CURDIR)/engines
+	$(MAKE) --no-print-directory -C gamed/connect4/native install ENGINES_DIR=$(CURDIR)/engines PYTHON=$(CURDIR)/$(BIN)/python
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "gamed needs Python >= 3.11 (set PYTHON=...)")'
@@ -35,7 +36,7 @@ $(VENV)/.installed: setup.cfg pyproject.toml twisted/plugins/gamed_plugin.py | c
 
 # A regular (non-editable) install is what twistd runs, so reinstall the package whenever its
 # sources change; cheap, and it keeps `make run` honest.
-$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' 2>/dev/null)
+$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.ico' 2>/dev/null)
 	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall .
 	$(MAKE) --no-print-directory plugin-cache
 	touch $@
@@ -64,6 +65,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/stratego_referee.py
 	$(BIN)/python bench/combat_load.py
 	$(BIN)/python bench/connect4_solver.py --max-seconds 150
+	$(BIN)/python bench/connect4_perfect.py
 	$(BIN)/python bench/connect4_load.py
 	$(BIN)/python bench/web_load.py
 

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402 - the shared benchmark machinery
     BIN,
     HOST,
+    READY,
     ROOT,
     BenchError,
     CpuWindow,
@@ -58,6 +59,7 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     print_profile,
     print_targets,
     raise_nofile,
+    ready_ports,
     saturated,
     set_priority,
     start_profiler,
@@ -103,10 +105,10 @@ class CombatServer(Server):
 
     def start(self, timeout: float = 20.0) -> CombatServer:
         super().start(timeout)
-        for line in self.log_path.read_text(errors="replace").splitlines():
-            if "] combat (ConnectionLimits) starting on " in line:
-                self.port = int(line.rsplit(" ", 1)[1])
-                return self
+        port = ready_ports(self.log_path).get("combat")
+        if port is not None:
+            self.port = port
+            return self
         raise BenchError(f"could not read the Combat port from the daemon's log:\n{self.tail()}")
 
 
@@ -116,7 +118,7 @@ def daemon(args) -> CombatServer:
         *ports_only(combat=f"tcp:0:interface={HOST}"),
         "--max-per-peer", "0", "--max-connections", "0",
     ]  # fmt: skip
-    return CombatServer("gamed", argv, "combat (ConnectionLimits) starting on ", args.server_cpu, args.logdir)
+    return CombatServer("gamed", argv, READY, args.server_cpu, args.logdir)
 
 
 # --- the bots --------------------------------------------------------------------------------

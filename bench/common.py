@@ -43,6 +43,25 @@ class BenchError(Exception):
     """The benchmark cannot go on (a server did not start, a phase never got going...)."""
 
 
+# What a daemon logs once every port listens: "gamed ready: kalaha tcp:127.0.0.1:4600, ...".
+READY = "gamed ready: "
+
+
+def ready_ports(log_path: Path) -> dict[str, int]:
+    """The first port of each option ("fight", "fight-gui", "combat"...) in the daemon's ready
+    line in ``log_path``; empty until it has logged one."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from gamed.ports import parse_ready_line
+    finally:
+        sys.path.remove(str(ROOT))
+    for line in log_path.read_text(errors="replace").splitlines():
+        found = parse_ready_line(line)
+        if found is not None:
+            return {option: where[0][1] for option, where in found.items()}
+    return {}
+
+
 # --- servers under test ----------------------------------------------------------------------
 
 

@@ -62,6 +62,7 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     BIN,
     HELPERS,
     HOST,
+    READY,
     ROOT,
     BenchError,
     CpuWindow,
@@ -80,6 +81,7 @@ from common import (  # noqa: E402 - the shared benchmark machinery
     print_profile,
     print_targets,
     raise_nofile,
+    ready_ports,
     saturated,
     self_cpu,
     set_priority,
@@ -133,7 +135,7 @@ def daemon(args, name: str = "gamed") -> Server:
     ]  # fmt: skip
     if args.gui_interval is not None:
         argv += ["--fight-gui-interval", f"{args.gui_interval:g}"]
-    return FightServer(name, argv, "fight-gui (ConnectionLimits) starting on ", args.server_cpu, args.logdir)
+    return FightServer(name, argv, READY, args.server_cpu, args.logdir)
 
 
 class FightServer(Server):
@@ -141,21 +143,11 @@ class FightServer(Server):
 
     def start(self, timeout: float = 20.0) -> FightServer:
         super().start(timeout)
-        deadline = time.monotonic() + 5
-        while True:
-            text = self.log_path.read_text(errors="replace")
-            ports = {}
-            for line in text.splitlines():
-                for which in ("fight", "fight-gui"):
-                    marker = f"] {which} (ConnectionLimits) starting on "
-                    if marker in line:
-                        ports[which] = int(line.rsplit(" ", 1)[1])
-            if len(ports) == 2:
-                self.port, self.gui_port = ports["fight"], ports["fight-gui"]
-                return self
-            if time.monotonic() > deadline:
-                raise BenchError(f"could not read the AI and GUI ports from the daemon's log:\n{self.tail()}")
-            time.sleep(0.05)
+        ports = ready_ports(self.log_path)
+        if {"fight", "fight-gui"} <= ports.keys():
+            self.port, self.gui_port = ports["fight"], ports["fight-gui"]
+            return self
+        raise BenchError(f"could not read the AI and GUI ports from the daemon's log:\n{self.tail()}")
 
 
 # --- the bots --------------------------------------------------------------------------------

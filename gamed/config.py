@@ -44,6 +44,7 @@ class KalahaConfig:
     pair_delay: float = 0.5  # seconds a new connection may take to ask for a table before pairing
     computer: bool = True  # whether clients may ask for the built-in computer player
     board: bool = True  # whether board drawings are sent by default (clients can switch them)
+    strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
 
 
 @attrs.frozen
@@ -75,7 +76,7 @@ class CombatConfig:
     text_listen: tuple[str, ...] = ("tcp:5689",)  # the same game behind a short text handshake
     seats: int = 2  # seats per table (2..15)
     move_time: float = 600.0  # seconds per move; the seat to move loses when it runs out; 0 = none
-    rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return
+    rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return; 0 = it loses at once
     records: str = "combat"  # directory of results.jsonl (one line per finished game); "" = none
 
 
@@ -89,6 +90,7 @@ class Connect4Config:
     width: int = 7  # the default board size (clients may ask for 4..16 each way)
     height: int = 6
     board: bool = True  # whether drawings are sent after every move by default
+    strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
     engines: tuple[str, ...] = ()  # engines offered; () = every built-in and installed engine
     engines_dir: str = "engines"  # native engines: <engines_dir>/<name>/engine.so; "" = none
     engine_time: float = 10.0  # seconds an engine may think per move; more aborts the game (ENGINE)
@@ -130,7 +132,7 @@ class StrategoConfig:
     Match defaults are the 2012 tournament's (-m 1000 -T 2, pausing on, -i off)."""
 
     ai: tuple[AiProgram, ...] = ()
-    rounds: int = 0  # tournament rounds to play at start-up; 0 = none
+    rounds: int = 0  # rounds of the daemon's tournament (continued at the next start until complete); 0 = none
     games: int = 2  # games per pair of AIs in a round (each plays both colours games/2 times)
     concurrency: int = 2  # games at once
     max_turns: int = 1000

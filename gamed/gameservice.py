@@ -2,13 +2,16 @@
 
 A game service owns its listening ports (child services added by ``gamed.tap``), its running
 games and its connections. Stopping it stops listening, lets the subclass abort its games (each
-player is told why), asks every remaining connection to ``shutdown()``, and waits until they are
-all gone, at most the close grace period plus a second.
+player is told why, and each game is reported to the live hub as ended by the shutdown), asks
+every remaining connection to ``shutdown()``, and waits until they are all gone, at most the
+close grace period plus a second, and until what ``games_ending`` names has happened. The live
+hub is told when all that is over, so the records are closed only after the last aborted game
+has been stored.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from twisted.application.service import MultiService
 from twisted.internet import defer
@@ -18,9 +21,14 @@ from twisted.internet.protocol import Factory
 
 from gamed.config import Limits
 
+if TYPE_CHECKING:
+    from gamed.observers import LiveHub
+
 
 class GameService(MultiService):
     """Tracks connections (``connected``/``disconnected``) and drains them on ``stopService``."""
+
+    hub: LiveHub | None = None  # the daemon's live hub, when the service reports its games to one
 
     def __init__(self, limits: Limits, clock: IReactorTime):
         super().__init__()
@@ -42,13 +50,18 @@ class GameService(MultiService):
     def abort_games(self) -> None:
         """Subclasses end every running game here, telling each player why."""
 
+    def games_ending(self) -> list[Deferred]:
+        """What must still happen after ``abort_games`` before every game has ended and been
+        reported (e.g. AI programs still being killed); subclasses return Deferreds."""
+        return []
+
     def stopService(self) -> Deferred:  # noqa: N802
         """Stop listening, abort every game, close every connection and wait for them to go."""
         stopped = defer.maybeDeferred(super().stopService)
         self.abort_games()
         for protocol in list(self.connections):
             protocol.shutdown()
-        waits = [stopped]
+        waits = [stopped, *self.games_ending()]
         if self.connections:
             d = Deferred()
             self._drained.append(d)
@@ -56,7 +69,10 @@ class GameService(MultiService):
             d.addTimeout(self.limits.close_grace + 1, self.clock)
             d.addErrback(lambda f: None)
             waits.append(d)
-        return defer.gatherResults(waits)
+        done = defer.gatherResults(waits)
+        if self.hub is not None:
+            self.hub.service_stopping(done)
+        return done
 
 
 class PlayerFactory(Factory):

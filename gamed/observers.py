@@ -23,6 +23,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import Interface, implementer
 
+from gamed.outcome import outcome_text, points
 from gamed.textline import WriteBatch
 
 if TYPE_CHECKING:
@@ -213,6 +214,10 @@ class ILiveViewer(Interface):
         """The stream is over (the table ended, or the daemon stops): close it."""
 
 
+# The reason of every match a shutdown ended (kept unrated in the records).
+SHUTDOWN = "shutdown"
+
+
 def event_frame(event: str, data: object) -> bytes:
     """One server-sent event: ``event: <name>`` and the JSON ``data`` on one line."""
     return b"event: " + event.encode("ascii") + b"\ndata: " + _json(data) + b"\n\n"
@@ -254,6 +259,7 @@ class LiveTable:
         self.started = hub.clock.seconds()
         self.ended: float | None = None
         self.result: dict | None = None
+        self.outcome: str | None = None  # the result in words, once over ("alice won 40–32")
         self.match_id: int | None = None
         self.closed = False  # the end event has been sent; nothing more will follow
         self.viewers: set[ILiveViewer] = set()
@@ -295,6 +301,19 @@ class LiveTable:
                 viewer.deliver(frame)
         self.hub.changed()
 
+    def seat_taken(self, seat: Seat) -> None:
+        """Another player took over ``seat.seat`` during the game (a dropped seat taken by the
+        next one): the table, the viewers (a fresh snapshot) and the stored match show its name."""
+        if self.result is not None:
+            return
+        self.seats = tuple(seat if s.seat == seat.seat else s for s in self.seats)
+        self._players = [{"seat": s.seat, "name": s.name} for s in self.seats]
+        if self.viewers:
+            frame = event_frame("snapshot", self.detail())
+            for viewer in list(self.viewers):
+                viewer.deliver(frame)
+        self.hub.changed()
+
     def finish(
         self,
         scores: tuple[float, ...],
@@ -313,6 +332,16 @@ class LiveTable:
         self.clocks = {seat: None for seat in self.clocks}  # nobody's clock runs any more
         self.ended = self.hub.clock.seconds()
         self.result = {"scores": list(scores), "reason": reason}
+        detail = (extra or {}).get("detail")
+        self.outcome = outcome_text(
+            self.game,
+            [s.name for s in self.seats],
+            scores,
+            reason,
+            points=points(self.game, state),
+            detail=detail if isinstance(detail, str) else None,
+            rated=rated,
+        )
         try:
             record = self.hub.records.MatchRecord(
                 game=self.game,
@@ -405,11 +434,12 @@ class LiveTable:
             moves=[{"n": m.n, "seat": m.seat, "move": m.move, "t": m.t} for m in self.moves],
             clocks=self.clocks,
             result=self.result,
+            outcome=self.outcome,
         )
         return out
 
     def end_data(self) -> dict:
-        return {"result": self.result, "state": self.state, "match_id": self.match_id}
+        return {"result": self.result, "outcome": self.outcome, "state": self.state, "match_id": self.match_id}
 
 
 def _clocks(clocks: dict | None) -> dict:
@@ -443,6 +473,7 @@ class LiveHub:
         self._games_call: IDelayedCall | None = None
         self._games_sent = float("-inf")
         self._linger_calls: dict[str, IDelayedCall] = {}
+        self._stopping: list[defer.Deferred] = []  # one per game service that is stopping
 
     def open(
         self, game: str, seats: list[Seat], options: dict, state: dict, clocks: dict | None = None
@@ -463,10 +494,11 @@ class LiveHub:
         return {"games": [t.summary() for t in self.tables.values()]}
 
     def recent_matches(self, limit: int = 20):
-        """Deferred: ``{"matches": [...]}``, newest first (empty without a store)."""
+        """Deferred: ``{"matches": [...]}``, newest first, without the matches aborted before their
+        first move (empty without a store): the front page's list."""
         if self.store is None:
             return defer.succeed({"matches": []})
-        d = defer.maybeDeferred(self.store.recent, limit)
+        d = defer.maybeDeferred(self.store.recent, limit, played=True)
         d.addCallback(lambda matches: {"matches": matches})
         return d
 
@@ -518,6 +550,43 @@ class LiveHub:
     def _forget(self, table_id: str) -> None:
         self._linger_calls.pop(table_id, None)
         self.ended.pop(table_id, None)
+
+    def service_stopping(self, done: defer.Deferred) -> None:
+        """A game service is stopping; ``done`` fires once its last games have ended (and have
+        been reported here). ``stopped`` waits for it."""
+        ended: defer.Deferred = defer.Deferred()
+        self._stopping.append(ended)
+
+        def fire(result):
+            if not ended.called:
+                ended.callback(None)
+            return result
+
+        done.addBoth(fire)
+
+    def stopped(self, timeout: float) -> defer.Deferred:
+        """The daemon stops: wait until every stopping game service has ended its games (at most
+        ``timeout`` seconds), then end each table still running as interrupted by the shutdown
+        (reason ``shutdown``, not rated, logged), so that no game vanishes from the records. The
+        stores it starts are in flight when this fires (``RecordStore.close`` waits for them)."""
+        waiting, self._stopping = self._stopping, []
+        d = defer.DeferredList(waiting, consumeErrors=True)
+        d.addTimeout(timeout, self.clock)
+        d.addErrback(lambda f: self._log.warn("stopping games took over {timeout} s; ending their tables", timeout=timeout))
+        d.addCallback(lambda _: self._interrupt_running())
+        return d
+
+    def _interrupt_running(self) -> None:
+        for table in list(self.tables.values()):
+            if table.result is not None:
+                continue
+            self._log.info(
+                "table {table} ({players}) interrupted by the shutdown after {moves} moves",
+                table=table.id,
+                players=", ".join(f"seat {s.seat} {s.name}" for s in table.seats),
+                moves=table.turn,
+            )
+            table.finish(tuple(0.0 for _ in table.seats), SHUTDOWN, rated=False)
 
     def close(self) -> None:
         """The daemon stops: end every stream and cancel the timers."""

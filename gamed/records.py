@@ -26,6 +26,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
+from gamed import outcome
 from gamed import ratings as elo
 
 log = Logger()
@@ -70,8 +71,26 @@ class MatchRecord:
     reason: str  # "four in a row", "timeout", "resign", "shutdown" ...
     rated: bool = True  # False for aborted games (then nobody's rating changes)
     initial_state: dict | None = None
-    extra: dict = attrs.field(factory=dict)  # e.g. {"ucc_log": "<the -o log text>"} for Stratego
+    # e.g. {"ucc_log": "<the -o log text>"} for Stratego, {"detail": "seat 1 (bob) left the game"},
+    # {"final_state": {...}} (the board at the end), {"moves_not_kept": 310}
+    extra: dict = attrs.field(factory=dict)
     table: str = ""  # live table id it came from, e.g. "kalaha-3"
+
+    @property
+    def turns(self) -> int:
+        """Moves played, kept or not."""
+        return len(self.moves) + int(self.extra.get("moves_not_kept", 0) or 0)
+
+    @property
+    def detail(self) -> str | None:
+        """Who did what at the end, in words (a Combat forfeit), when the game says."""
+        detail = self.extra.get("detail")
+        return detail if isinstance(detail, str) and detail else None
+
+    @property
+    def points(self) -> list[float] | None:
+        """Each seat's points in the game's own terms (Kalaha's stones), where it has any."""
+        return outcome.points(self.game, self.extra.get("final_state"))
 
 
 def record_from_json(data: dict) -> MatchRecord:
@@ -182,6 +201,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE seats ADD COLUMN rating_before DOUBLE PRECISION",
         "ALTER TABLE seats ADD COLUMN rating_after DOUBLE PRECISION",
     ),
+    (  # 3: what the lists of matches show without reading moves or extra: the moves played, the
+        # end's detail (who forfeited...), each seat's points in the game's own terms (Kalaha's
+        # stones); and a player's matches found by name
+        "ALTER TABLE matches ADD COLUMN turns INTEGER",
+        "ALTER TABLE matches ADD COLUMN detail TEXT",
+        "ALTER TABLE seats ADD COLUMN points DOUBLE PRECISION",
+        "UPDATE matches SET turns = (SELECT COUNT(*) FROM moves WHERE moves.match_id = matches.id)",
+        "CREATE INDEX seats_name ON seats (name, match_id)",
+        lambda cursor, dialect: _fill_details_and_points(cursor, dialect),
+    ),
 )
 
 # The game types a match can be of (MatchRecord.game), as the web API and the pages name them.
@@ -214,7 +243,10 @@ def migrate(cursor: Any, dialect: _Dialect, upto: int = SCHEMA_VERSION) -> int:
         raise RecordsError(f"the records database is at schema version {had}, newer than this gamed knows ({SCHEMA_VERSION})")
     for version in range(had + 1, upto + 1):
         for statement in MIGRATIONS[version - 1]:
-            cursor.execute(statement.format(id=dialect.id_column))
+            if callable(statement):  # a step that computes data in Python
+                statement(cursor, dialect)
+            else:
+                cursor.execute(statement.format(id=dialect.id_column))
         cursor.execute(dialect.sql("INSERT INTO schema_version (version, applied) VALUES (?, ?)"), (version, time.time()))
     return had
 
@@ -261,10 +293,7 @@ class RecordStore:
 
     def _make_pool(self) -> adbapi.ConnectionPool:
         if self.dialect is SQLITE:
-            if not self._create and not os.path.isfile(self._target):
-                raise RecordsError(f"no records database at {self._target}")
-            if self._create and os.path.dirname(self._target):
-                os.makedirs(os.path.dirname(self._target), exist_ok=True)  # e.g. a fresh state directory
+            self._check_sqlite_path()
             return adbapi.ConnectionPool(
                 "sqlite3",
                 self._target,
@@ -280,6 +309,15 @@ class RecordStore:
             raise RecordsError("a PostgreSQL records database needs psycopg: pip install 'gamed[postgres]'") from None
         del psycopg  # adbapi imports it by name
         return adbapi.ConnectionPool("psycopg", self._target, cp_min=1, cp_max=4, cp_reconnect=True, cp_reactor=self.reactor)
+
+    def _check_sqlite_path(self) -> None:
+        """Refuse a SQLite file that is missing (``create=False``) or whose directory is missing: a
+        mistyped path must stop start-up, not leave new directories and an empty database behind."""
+        if not self._create and not os.path.isfile(self._target):
+            raise RecordsError(f"no records database at {self._target}")
+        directory = os.path.dirname(self._target)
+        if directory and not os.path.isdir(directory):
+            raise RecordsError(f"cannot open the records database {self.url}: the directory {directory} does not exist")
 
     def prepare(self) -> int:
         """Open the database, bring its schema up to date and close it again, synchronously; returns
@@ -309,10 +347,7 @@ class RecordStore:
     def _prepare_sqlite(self) -> int:
         import sqlite3
 
-        if not self._create and not os.path.isfile(self._target):
-            raise RecordsError(f"no records database at {self._target}")
-        if self._create and os.path.dirname(self._target):
-            os.makedirs(os.path.dirname(self._target), exist_ok=True)
+        self._check_sqlite_path()
         conn = sqlite3.connect(self._target)
         try:
             _sqlite_opened(conn)
@@ -377,19 +412,28 @@ class RecordStore:
         return self._run(_store, self.dialect, record)
 
     def match(self, match_id: int) -> defer.Deferred:
-        """The match as JSON-able dict (MatchSummary + options, initial_state, moves, rated, extra,
-        table; seats also carry rated, kind and the ratings before/after), or None if unknown."""
+        """The match as JSON-able dict (MatchSummary + options, initial_state, moves, extra, table;
+        seats also carry rated, kind and the ratings before/after), or None if unknown."""
         if not isinstance(match_id, int) or isinstance(match_id, bool):
             return defer.fail(TypeError(f"a match id is a whole number, not {match_id!r}"))
         if not 1 <= match_id < 2**63:
             return defer.succeed(None)  # no such id can exist (and the drivers refuse such numbers)
         return self._run(_match, self.dialect, match_id)
 
-    def recent(self, limit: int = 20, game: str | None = None) -> defer.Deferred:
-        """MatchSummary dicts of the last ``limit`` stored matches (of ``game`` if given), newest first."""
+    def recent(self, limit: int = 20, game: str | None = None, played: bool = False) -> defer.Deferred:
+        """MatchSummary dicts of the last ``limit`` stored matches (of ``game`` if given), newest
+        first; ``played``: without the matches aborted before their first move."""
         if not isinstance(limit, int) or limit < 0:
             return defer.fail(ValueError(f"limit must be a whole number >= 0, not {limit!r}"))
-        return self._run(_recent, self.dialect, limit, game)
+        return self._run(_recent, self.dialect, limit, game, played)
+
+    def player(self, name: str, limit: int = 20, played: bool = False) -> defer.Deferred:
+        """``{"name", "ratings": [{"game", "rating", "games", "wins", "draws", "losses", "rank"}...],
+        "matches": [MatchSummary...]}`` of the player (the last ``limit`` matches it sat in, newest
+        first; ``played`` as for ``recent``), or None for a name that never played."""
+        if not isinstance(limit, int) or limit < 0:
+            return defer.fail(ValueError(f"limit must be a whole number >= 0, not {limit!r}"))
+        return self._run(_player, self.dialect, name, limit, played)
 
     def leaderboard(self, game: str, limit: int = 100) -> defer.Deferred:
         """[{"name","rating","games","wins","draws","losses"}...] of ``game``, best rating first."""
@@ -455,8 +499,8 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
         cursor.execute("LOCK TABLE ratings IN SHARE ROW EXCLUSIVE MODE")  # readers still read
     cursor.execute(
         sql(
-            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns, detail)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
         ),
         (
             record.game,
@@ -468,15 +512,33 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
             _dumps(record.options, "options"),
             None if record.initial_state is None else _dumps(record.initial_state, "initial_state"),
             _dumps(record.extra, "extra"),
+            record.turns,
+            record.detail,
         ),
     )
     match_id = int(cursor.fetchone()[0])
     seats = sorted(record.seats, key=lambda s: s.seat)
     before, after = _update_ratings(cursor, dialect, record, seats)
+    points = record.points
+    if points is not None and len(points) != len(seats):
+        points = None
     cursor.executemany(
-        sql("INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+        sql(
+            "INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after, points)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ),
         [
-            (match_id, s.seat, s.name, int(bool(s.rated)), s.kind, float(record.scores[s.seat]), before[s.seat], after[s.seat])
+            (
+                match_id,
+                s.seat,
+                s.name,
+                int(bool(s.rated)),
+                s.kind,
+                float(record.scores[s.seat]),
+                before[s.seat],
+                after[s.seat],
+                None if points is None else points[s.seat],
+            )
             for s in seats
         ],
     )
@@ -536,32 +598,48 @@ def _update_ratings(
     return before, after
 
 
+# The columns of ``matches`` a MatchSummary is made of, in the order ``_summaries`` reads them.
+_SUMMARY = "id, game, started, ended, reason, rated, turns, detail"
+
+
 def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool = False) -> list[dict]:
-    """MatchSummary dicts for ``matches`` rows (id, game, started, ended, reason, ...)."""
+    """MatchSummary dicts for ``matches`` rows (the ``_SUMMARY`` columns first)."""
     if not rows:
         return []
     ids = [row[0] for row in rows]
     marks = ", ".join("?" * len(ids))
     cursor.execute(
-        dialect.sql(f"SELECT match_id, seat, name, score, rated, kind, rating_before, rating_after FROM seats WHERE match_id IN ({marks}) ORDER BY match_id, seat"),
+        dialect.sql(
+            "SELECT match_id, seat, name, score, rated, kind, rating_before, rating_after, points"
+            f" FROM seats WHERE match_id IN ({marks}) ORDER BY match_id, seat"
+        ),
         ids,
     )
     seats: dict[int, list[tuple]] = {i: [] for i in ids}
     for seat_row in cursor.fetchall():
         seats[seat_row[0]].append(seat_row)
     out = []
-    for match_id, game, started, ended, reason in (row[:5] for row in rows):
+    for match_id, game, started, ended, reason, rated, turns, about in (row[:8] for row in rows):
+        own = seats[match_id]
+        names = [s[2] for s in own]
+        scores = [s[3] for s in own]
+        points = [s[8] for s in own] if own and all(s[8] is not None for s in own) else None
         summary: dict[str, Any] = {
             "id": match_id,
             "game": game,
             "started": started,
             "ended": ended,
-            "seats": [{"seat": s[1], "name": s[2]} for s in seats[match_id]],
-            "scores": [s[3] for s in seats[match_id]],
+            "seats": [{"seat": s[1], "name": s[2]} for s in own],
+            "scores": scores,
             "reason": reason,
+            "detail": about,
+            "points": points,
+            "turns": turns,
+            "rated": bool(rated),
+            "outcome": outcome.outcome_text(game, names, scores, reason, points=points, detail=about, rated=bool(rated)),
         }
         if detail:
-            for entry, s in zip(summary["seats"], seats[match_id]):
+            for entry, s in zip(summary["seats"], own):
                 entry.update(rated=bool(s[4]), kind=s[5], rating_before=s[6], rating_after=s[7])
         out.append(summary)
     return out
@@ -569,7 +647,7 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
 
 def _match(cursor: Any, dialect: _Dialect, match_id: int) -> dict | None:
     cursor.execute(
-        dialect.sql("SELECT id, game, started, ended, reason, rated, options, initial_state, extra, table_id FROM matches WHERE id = ?"),
+        dialect.sql(f"SELECT {_SUMMARY}, options, initial_state, extra, table_id FROM matches WHERE id = ?"),
         (match_id,),
     )
     row = cursor.fetchone()
@@ -578,20 +656,57 @@ def _match(cursor: Any, dialect: _Dialect, match_id: int) -> dict | None:
     (summary,) = _summaries(cursor, dialect, [row], detail=True)
     cursor.execute(dialect.sql("SELECT n, seat, move, t, state FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
     summary.update(
-        options=_loads(row[6]),
-        initial_state=_loads(row[7]),
+        options=_loads(row[8]),
+        initial_state=_loads(row[9]),
         moves=[{"n": n, "seat": seat, "move": move, "t": t, "state": _loads(state)} for n, seat, move, t, state in cursor.fetchall()],
-        rated=bool(row[5]),
-        extra=_loads(row[8]),
-        table=row[9],
+        extra=_loads(row[10]),
+        table=row[11],
     )
     return summary
 
 
-def _recent(cursor: Any, dialect: _Dialect, limit: int, game: str | None) -> list[dict]:
-    where, args = ("WHERE game = ? ", [game]) if game is not None else ("", [])
-    cursor.execute(dialect.sql(f"SELECT id, game, started, ended, reason FROM matches {where}ORDER BY id DESC LIMIT ?"), [*args, limit])
+# A match that was aborted before anybody moved (a player who left at once, a shutdown): the
+# front page's list leaves these out.
+_PLAYED = "NOT (rated = 0 AND turns = 0)"
+
+
+def _recent(cursor: Any, dialect: _Dialect, limit: int, game: str | None, played: bool = False) -> list[dict]:
+    conditions, args = [], []
+    if game is not None:
+        conditions.append("game = ?")
+        args.append(game)
+    if played:
+        conditions.append(_PLAYED)
+    where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
+    cursor.execute(dialect.sql(f"SELECT {_SUMMARY} FROM matches {where}ORDER BY id DESC LIMIT ?"), [*args, limit])
     return _summaries(cursor, dialect, cursor.fetchall())
+
+
+def _player(cursor: Any, dialect: _Dialect, name: str, limit: int, played: bool) -> dict | None:
+    cursor.execute(
+        dialect.sql(
+            "SELECT game, rating, games, wins, draws, losses,"
+            " (SELECT COUNT(*) FROM ratings better WHERE better.game = r.game AND better.rating > r.rating) + 1"
+            " FROM ratings r WHERE name = ? ORDER BY game"
+        ),
+        (name,),
+    )
+    keys = ("game", "rating", "games", "wins", "draws", "losses", "rank")
+    ratings = [dict(zip(keys, row)) for row in cursor.fetchall()]
+    where = f" AND {_PLAYED}" if played else ""
+    cursor.execute(
+        dialect.sql(
+            f"SELECT {_SUMMARY} FROM matches WHERE id IN (SELECT match_id FROM seats WHERE name = ?){where}"
+            " ORDER BY id DESC LIMIT ?"
+        ),
+        (name, limit),
+    )
+    matches = _summaries(cursor, dialect, cursor.fetchall())
+    if not ratings and not matches:
+        cursor.execute(dialect.sql("SELECT 1 FROM seats WHERE name = ? LIMIT 1"), (name,))
+        if cursor.fetchone() is None:
+            return None
+    return {"name": name, "ratings": ratings, "matches": matches}
 
 
 def _leaderboard(cursor: Any, dialect: _Dialect, game: str, limit: int) -> list[dict]:
@@ -606,17 +721,45 @@ def _leaderboard(cursor: Any, dialect: _Dialect, game: str, limit: int) -> list[
     return [dict(zip(keys, row)) for row in cursor.fetchall()]
 
 
+def _fill_details_and_points(cursor: Any, dialect: _Dialect) -> None:
+    """Migration 3's data: each stored match's detail and its seats' points, from its extra (read
+    only for the matches that can have either: a Stratego match's extra holds its whole log)."""
+    cursor.execute("SELECT id, game FROM matches WHERE game = 'kalaha' OR extra LIKE '%\"detail\"%' ORDER BY id")
+    for match_id, game in cursor.fetchall():
+        cursor.execute(dialect.sql("SELECT extra FROM matches WHERE id = ?"), (match_id,))
+        try:
+            extra = json.loads(cursor.fetchone()[0] or "{}")
+        except ValueError:
+            continue
+        if not isinstance(extra, dict):
+            continue
+        detail = extra.get("detail")
+        if isinstance(detail, str) and detail:
+            cursor.execute(dialect.sql("UPDATE matches SET detail = ? WHERE id = ?"), (detail, match_id))
+        points = outcome.points(game, extra.get("final_state"))
+        for seat, value in enumerate(points or ()):
+            cursor.execute(dialect.sql("UPDATE seats SET points = ? WHERE match_id = ? AND seat = ?"), (value, match_id, seat))
+
+
 class RecordsService(service.Service):
     """Opens the records store when the daemon starts and closes it (after pending stores) when it stops.
 
     The daemon opens and migrates the database in ``makeService`` (``RecordStore.prepare``), so a bad
     one stops start-up there; one that fails here anyway (it vanished in between) is logged and stops
-    the reactor: the daemon does not run on without the records it was told to keep."""
+    the reactor: the daemon does not run on without the records it was told to keep.
+
+    With the daemon's live ``hub``, stopping first waits (at most ``stop_timeout`` seconds) until every
+    game service has ended its games and the hub has ended the tables left (``LiveHub.stopped``), so
+    the games a shutdown interrupts are stored before the database closes. It must be stopped after
+    the game services: ``gamed.tap`` adds it to the root first (a MultiService stops its children in
+    reverse order)."""
 
     name = "records"
 
-    def __init__(self, store: RecordStore):
+    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0):
         self.store = store
+        self.hub = hub
+        self.stop_timeout = stop_timeout
         self.started: defer.Deferred | None = None  # fires when the schema is ready
 
     def startService(self) -> None:
@@ -632,4 +775,7 @@ class RecordsService(service.Service):
 
     def stopService(self) -> defer.Deferred:
         super().stopService()
-        return self.store.close()
+        games = self.hub.stopped(self.stop_timeout) if self.hub is not None else defer.succeed(None)
+        games.addErrback(lambda f: log.failure("ending the interrupted games", f))
+        games.addCallback(lambda _: self.store.close())
+        return games

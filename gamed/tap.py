@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from twisted.application import strports
-from twisted.application.service import IService, MultiService
+from twisted.application.service import IService, MultiService, Service
 from twisted.internet import endpoints
 from twisted.internet.error import CannotListenError
 from twisted.internet.testing import MemoryReactor
@@ -26,6 +26,7 @@ from twisted.python import usage
 from gamed import __version__, config
 from gamed.config import Config, ConfigError
 from gamed.fight.rules import FightMap, MapError, resolve_map
+from gamed.ports import SERVED, ListeningPorts
 
 _log = Logger()
 
@@ -101,8 +102,8 @@ class Options(usage.Options):
     )
     optParameters = [
         ["config", "c", None, "TOML config file with the settings below (see etc/gamed.conf.example)."],
-        ["kalaha-move-time", None, None, f"Seconds per Kalaha move, 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
-        ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game, 0 = never [default: {_default('kalaha', 'strikes')}]"],
+        ["kalaha-move-time", None, None, f"Seconds per Kalaha move (running out loses), 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
+        ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game (connections with drawings off; people too with strike_people in the config), 0 = never [default: {_default('kalaha', 'strikes')}]"],
         ["kalaha-first", None, None, "Who plays A and moves first: arrival, alternate or random [default: arrival]"],
         ["kalaha-pair-delay", None, None, f"Seconds a new Kalaha connection has to choose a table before it is paired [default: {_default('kalaha', 'pair_delay'):g}]"],
         ["kalaha-computer", None, None, "Allow the built-in computer player: yes or no [default: yes]"],
@@ -122,11 +123,11 @@ class Options(usage.Options):
         ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
         ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
         ["combat-records", None, None, "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"],
-        ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept [default: {_default('combat', 'rejoin_grace'):g}]"],
+        ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: {_default('combat', 'rejoin_grace'):g}]"],
         ["connect4-move-time", None, None, f"Seconds per Connect Four move of a player, 0 = no limit [default: {_default('connect4', 'move_time'):g}]"],
         ["connect4-engines", None, None, "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"],
         ["connect4-engine-time", None, None, f"Seconds a Connect Four engine may think per move [default: {_default('connect4', 'engine_time'):g}]"],
-        ["records", None, None, "Database of finished matches and ratings: a SQLite path, sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
+        ["records", None, None, "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
         ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
@@ -168,7 +169,7 @@ class Options(usage.Options):
         self.listen.setdefault("connect4", []).append(description)
 
     def opt_web(self, description: str) -> None:
-        """Serve the web site (live games, replays, ratings, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
+        """Serve the web site (live games, replays, players, ratings, how to play, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
         self.listen.setdefault("web", []).append(description)
 
     def opt_fight_gui(self, description: str) -> None:
@@ -249,7 +250,12 @@ def raise_file_limit() -> None:
 
 class GamedService(MultiService):
     """The root service. A port that cannot be bound stops start-up with one clear line instead
-    of a traceback (logged, and printed by twistd/twist as they exit with status 1)."""
+    of a traceback (logged, and printed by twistd/twist as they exit with status 1). ``ports``
+    lists every listening port of the daemon."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ports = ListeningPorts()
 
     def privilegedStartService(self) -> None:  # noqa: N802
         with _listen_errors():
@@ -292,18 +298,22 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     raise_file_limit()
     root = GamedService()
     hub = _live_hub(cfg, root, reactor)
+    ports = root.ports
+
+    def listen(service, option, factory):
+        _listen(service, option, _LISTEN_OF[option](cfg), factory, reactor, ports)
 
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
     if cfg.kalaha.listen:
         kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think, hub=hub)
-        _listen(kalaha, cfg.kalaha.listen, kalaha.port_factory, reactor)
+        listen(kalaha, "kalaha", kalaha.port_factory)
         kalaha.setServiceParent(root)
     if cfg.fight.listen:
         fight = FightService(cfg.fight, cfg.limits, reactor, options.fight_map, hub=hub)
-        _listen(fight, cfg.fight.listen, fight.ai_port_factory, reactor)
-        _listen(fight, cfg.fight.gui_listen, fight.gui_port_factory, reactor)
+        listen(fight, "fight", fight.ai_port_factory)
+        listen(fight, "fight-gui", fight.gui_port_factory)
         fight.setServiceParent(root)
     if cfg.combat.listen or cfg.combat.text_listen:
         from gamed.combat.service import CombatService
@@ -311,14 +321,14 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
         ais = {ai.name: ai for ai in cfg.stratego.ai}
         combat = CombatService(cfg.limits, reactor, cfg.combat, ais=ais, records_dir=records, hub=hub)
-        _listen(combat, cfg.combat.listen, combat.port_factory, reactor)
-        _listen(combat, cfg.combat.text_listen, combat.text_port_factory, reactor)
+        listen(combat, "combat", combat.port_factory)
+        listen(combat, "combat-text", combat.text_port_factory)
         combat.setServiceParent(root)
     if cfg.connect4.listen:
         from gamed.connect4.service import Connect4Service
 
         connect4 = Connect4Service(cfg.connect4, cfg.limits, reactor, think=think, reactor=reactor, hub=hub)
-        _listen(connect4, cfg.connect4.listen, connect4.port_factory, reactor)
+        listen(connect4, "connect4", connect4.port_factory)
         connect4.setServiceParent(root)
     if cfg.stratego.ai:
         from gamed.stratego.service import StrategoService
@@ -327,9 +337,10 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.web.listen:
         from gamed.web.service import WebService
 
-        web = WebService(cfg.web, cfg.limits, hub, reactor)
-        _listen(web, cfg.web.listen, web.port_factory, reactor)
+        web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports)
+        listen(web, "web", web.port_factory)
         web.setServiceParent(root)
+    ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
     tune_thread_switching()
     return root
@@ -338,8 +349,9 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 def _live_hub(cfg: Config, root: MultiService, reactor):
     """The daemon's one LiveHub; with records on, its RecordStore (opened and migrated here, so a
     database that cannot be used stops start-up with one line and exit status 1) run by a
-    RecordsService that is started first and stopped last (after the games' last stores). None
-    when there is neither a web site nor records: then no game builds spectator states at all."""
+    RecordsService that is started first and stopped last (after the games, once the hub has stored
+    every game the shutdown interrupted). None when there is neither a web site nor records: then
+    no game builds spectator states at all."""
     from gamed.observers import LiveHub
 
     if not cfg.web.listen and not cfg.records.database:
@@ -351,14 +363,49 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
         with _records_errors():
             store = RecordStore(cfg.records.database, reactor)
             store.prepare()  # before the reactor runs, so blocking is fine; a bad database stops start-up
-        RecordsService(store).setServiceParent(root)
-    return LiveHub(reactor, store, linger=cfg.web.linger)
+    hub = LiveHub(reactor, store, linger=cfg.web.linger)
+    if store is not None:
+        RecordsService(store, hub).setServiceParent(root)
+    return hub
 
 
-def _listen(service: MultiService, descriptions: tuple[str, ...], factory, reactor) -> None:
-    """Add a listening port child service per description, each serving a fresh ``factory()``."""
+def _listen(service: MultiService, option: str, descriptions: tuple[str, ...], factory, reactor, ports: ListeningPorts) -> None:
+    """Add a listening port child service per description, each serving a fresh ``factory()``
+    that names what it serves (``SERVED[option]``) and registered in ``ports``."""
     for description in descriptions:
-        strports.service(listen_description(description), factory(), reactor=reactor).setServiceParent(service)
+        served = factory()
+        served.served = SERVED[option]
+        port = strports.service(listen_description(description), served, reactor=reactor)
+        port.endpoint = ports.watch(option, description, port.endpoint)
+        port.setServiceParent(service)
+
+
+def _listen_of(section: str, setting: str):
+    return lambda cfg: getattr(getattr(cfg, section), setting)
+
+
+# listen option -> its descriptions in a Config
+_LISTEN_OF = {option: _listen_of(section, setting) for option, (section, setting) in _LISTEN.items()}
+
+
+class ReadyLine(Service):
+    """Logs ``gamed ready: <every port and what it serves>`` once every port listens and the
+    reactor runs (twistd starts the services before it runs the reactor, whose signal handlers
+    make a SIGTERM a clean shutdown: a script that waits for this line may stop the daemon at
+    once). It is the root's last child, so it starts after every port service."""
+
+    def __init__(self, ports: ListeningPorts, reactor):
+        self.ports = ports
+        self.reactor = reactor
+
+    def startService(self) -> None:  # noqa: N802
+        super().startService()
+        self.reactor.callWhenRunning(self._running)
+
+    def _running(self) -> None:
+        d = self.ports.ready()
+        d.addCallback(lambda ports: _log.info("{line}", line=ports.ready_line()) if self.running else None)
+        d.addErrback(lambda f: None)  # a port that cannot listen has stopped start-up already
 
 
 # Seconds after which a thread holding the interpreter lock is asked to let another run (Python's

@@ -247,6 +247,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         (self._log.debug if routine else self._log.info)("{peer} closed: {reason}", peer=self.peer, reason=reason)
         self.setTimeout(None)
         self._buffer = b""
+        # TLS sends its close alert only once no producer is registered: without this, every TLS
+        # client would wait out the close grace and then be cut off.
+        self.transport.unregisterProducer()
         self.transport.loseConnection()
         if self.limits.close_grace:
             self._close_call = self.clock.callLater(self.limits.close_grace, self._abort)
@@ -383,17 +386,26 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
 
 class CommandProtocol(TextLineProtocol):
     """A text protocol of command lines (Kalaha, Connect Four): the first word names a command,
-    handled by ``_COMMANDS[word](self, args)``; every refusal is ``ERROR <code> <text>`` and, while
-    the connection's game runs, a strike (the text says which one of how many).
+    handled by ``_COMMANDS[word](self, args)``; every refusal is ``ERROR <code> <text>``.
+
+    Strikes are for programs that misbehave. While the connection's game runs, a refused line is a
+    strike (the text says which one of how many) for a connection that behaves as a program, i.e.
+    has its drawings off (``board_on`` False: ``BOARD OFF``, the mode documented for programs). A
+    person (drawings on) only gets the error, unless ``strike_people`` is set, and then only for a
+    line sent on its own turn: a line sent while it is not your turn never costs a person anything.
+    Whoever is not struck is asked for its move again when it is its turn, as a struck player is.
 
     Subclasses set ``wire`` (the game's codec: ``parse``, ``error``, ``seconds``, ``Code`` with
-    ``UNKNOWN_COMMAND``, ``LINE_TOO_LONG``, ``NOT_TEXT``, ``INTERNAL``), ``_COMMANDS``, ``game`` (the
-    running game or None: ``over``, ``strike_limit``, ``strikes``, ``strike(player)``) and
-    ``seat_in(game)`` (the key of this player in ``game.strikes``)."""
+    ``UNKNOWN_COMMAND``, ``LINE_TOO_LONG``, ``NOT_TEXT``, ``INTERNAL``), ``_COMMANDS``, ``board_on``,
+    ``strike_people``, ``game`` (the running game or None: ``over``, ``to_move``, ``strike_limit``,
+    ``strikes``, ``strike(player)``, ``ask_again(player)``) and ``seat_in(game)`` (the key of this
+    player in ``game.strikes``, as ``game.to_move``)."""
 
     wire: Any
     _COMMANDS: dict[str, Callable[[Any, list[str]], None]] = {}
     game: Any = None
+    board_on: bool = False  # drawings after every move: on for people, off for programs
+    strike_people: bool = False  # the game's setting: people are struck too (on their own turn)
 
     def seat_in(self, game: Any) -> Any:
         raise NotImplementedError
@@ -428,14 +440,21 @@ class CommandProtocol(TextLineProtocol):
         self.send_lines(["PONG"])
 
     def _error(self, code: int, text: str) -> None:
-        """Reply ERROR; while a game runs every error is a strike, and enough of them lose it."""
+        """Reply ERROR; while a game runs it may be a strike (see the class), and enough of them
+        lose the game."""
         game = self.game
         if game is None or game.over:
             self.send_lines([self.wire.error(code, text)])
             return
+        seat = self.seat_in(game)
+        my_turn = game.to_move == seat
+        if self.board_on and not (self.strike_people and my_turn):
+            self.send_lines([self.wire.error(code, text)])
+            game.ask_again(self)
+            return
         limit = game.strike_limit
         if limit:
-            text = f"{text}; strike {game.strikes[self.seat_in(game)] + 1} of {limit}"
+            text = f"{text}; strike {game.strikes[seat] + 1} of {limit}"
         self.send_lines([self.wire.error(code, text)])
         game.strike(self)
 
@@ -458,6 +477,9 @@ class ConnectionLimits(WrappingFactory):
 
     _log = Logger()
     noisy = False
+    # What the port serves ("kalaha", "web site"; set by gamed.tap): the name its start-up line
+    # ("kalaha starting on 4600") and its log lines show, instead of Twisted's class names.
+    served: str | None = None
 
     def __init__(
         self,
@@ -473,6 +495,12 @@ class ConnectionLimits(WrappingFactory):
         self.per_peer: dict[str, int] = {}
         self._peer_of: dict[object, str] = {}
         self.refused = 0
+
+    def logPrefix(self) -> str:  # noqa: N802
+        if self.served:
+            return self.served
+        wrapped = self.wrappedFactory
+        return wrapped.logPrefix() if hasattr(wrapped, "logPrefix") else type(wrapped).__name__
 
     def buildProtocol(self, addr: IAddress):  # noqa: N802
         host = str(getattr(addr, "host", addr))

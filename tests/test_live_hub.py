@@ -54,8 +54,9 @@ class Store:
         self.pending.append(d)
         return d
 
-    def recent(self, limit=20, game=None):
-        return defer.succeed([{"id": i + 1, "game": r.game} for i, r in enumerate(self.records)][::-1][:limit])
+    def recent(self, limit=20, game=None, played=False):
+        kept = [(i, r) for i, r in enumerate(self.records) if not (played and not r.rated and not r.moves)]
+        return defer.succeed([{"id": i + 1, "game": r.game} for i, r in kept][::-1][:limit])
 
 
 def state(n):
@@ -102,7 +103,9 @@ def test_viewer_gets_a_snapshot_then_moves_then_the_end():
         "n": 1, "seat": 0, "move": "A3", "t": 2.5, "state": state(1), "turn": 1, "to_move": 1,
         "clocks": {"0": None, "1": 60.0},
     }
-    assert viewer.events[3][1] == {"result": {"scores": [1.0, 0.0], "reason": "end"}, "state": state(3), "match_id": None}
+    assert viewer.events[3][1] == {
+        "result": {"scores": [1.0, 0.0], "reason": "end"}, "outcome": "alice won", "state": state(3), "match_id": None
+    }
     assert viewer.ended and table.viewers == set()
 
 
@@ -156,7 +159,15 @@ def test_finish_stores_the_record_and_tells_the_match_id():
     assert [(m.n, m.seat, m.move, m.t, m.state) for m in record.moves] == [(1, 0, "A1", 1.0, state(1))]
     assert [n for n, _ in viewer.events] == ["snapshot", "move"]  # the end waits for the store
     store.pending[0].callback(42)
-    assert viewer.events[-1] == ("end", {"result": {"scores": [0.0, 1.0], "reason": "resign"}, "state": state(2), "match_id": 42})
+    assert viewer.events[-1] == (
+        "end",
+        {
+            "result": {"scores": [0.0, 1.0], "reason": "resign"},
+            "outcome": "guest2 won: alice resigned",
+            "state": state(2),
+            "match_id": 42,
+        },
+    )
     clock.advance(1)
     assert ("matches", {"matches": [{"id": 1, "game": "kalaha"}]}) in lister.events
 

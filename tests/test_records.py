@@ -4,6 +4,7 @@ Set GAMED_TEST_POSTGRES_URL=postgresql://user:pw@host/db to run every test on Po
 tests drop and recreate gamed's tables in that database.
 """
 
+import json
 import os
 import sqlite3
 
@@ -148,12 +149,89 @@ async def test_recent_is_newest_first_and_filters_by_game(url):
             "seats": [{"seat": 0, "name": "alice"}, {"seat": 1, "name": "bob"}],
             "scores": [1.0, 0.0],
             "reason": "board empty",
+            "detail": None,
+            "points": None,
+            "turns": 3,
+            "rated": True,
+            "outcome": "alice won: board empty",
         }
         assert [m["id"] for m in await store.recent(game="kalaha")] == [ids[2], ids[0]]
         assert [m["id"] for m in await store.recent(limit=2)] == [ids[3], ids[2]]
         assert await store.recent(game="stratego") == []
         with pytest.raises(ValueError):
             await store.recent(limit=-1)
+    finally:
+        await store.close()
+
+
+def ended_kalaha(a="alice", b="bob", stores=(40, 32), **kw):
+    """A Kalaha match that ended normally: every stone in the stores."""
+    scores = (1, 0) if stores[0] > stores[1] else (0, 1) if stores[0] < stores[1] else (0.5, 0.5)
+    final = {"pits": [[0] * 6, [0] * 6], "stores": list(stores), "to_move": None}
+    return attrs.evolve(kalaha(a, b, scores=scores, **kw), reason="end", extra={"final_state": final})
+
+
+@pytest_twisted.ensureDeferred
+async def test_summaries_say_the_result_in_the_games_own_terms(url):
+    store = await opened(url)
+    try:
+        won = await store.store(ended_kalaha(stores=(40, 32)))
+        resigned = await store.store(attrs.evolve(kalaha(scores=(0, 1)), reason="resign"))
+        forfeit = await store.store(
+            attrs.evolve(kalaha(game="combat"), reason="forfeit", extra={"detail": "seat 1 (bob) left the game"})
+        )
+        endless = await store.store(attrs.evolve(kalaha(game="combat"), extra={"moves_not_kept": 20}))
+        summaries = {m["id"]: m for m in await store.recent()}
+        assert summaries[won]["outcome"] == "alice won 40\u201332" and summaries[won]["points"] == [40.0, 32.0]
+        assert summaries[resigned]["outcome"] == "bob won: alice resigned" and summaries[resigned]["points"] is None
+        assert summaries[forfeit]["detail"] == "seat 1 (bob) left the game"
+        assert summaries[forfeit]["outcome"] == "alice won: seat 1 (bob) left the game"
+        assert summaries[endless]["turns"] == 3 + 20
+        assert (await store.match(won))["outcome"] == "alice won 40\u201332"
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_matches_aborted_before_the_first_move_can_be_left_out(url):
+    store = await opened(url)
+    try:
+        played = await store.store(kalaha())
+        aborted = await store.store(attrs.evolve(kalaha(scores=(0, 0), rated=False), reason="shutdown"))
+        unplayed = await store.store(attrs.evolve(kalaha(scores=(0, 0), rated=False), reason="disconnect", moves=()))
+        lost_at_once = await store.store(attrs.evolve(kalaha(scores=(0, 1)), reason="timeout", moves=()))
+        everything = await store.recent()
+        assert [m["id"] for m in everything] == [lost_at_once, unplayed, aborted, played]
+        assert {m["id"]: m["outcome"] for m in everything}[unplayed] == "aborted: a player left"
+        assert [m["id"] for m in await store.recent(played=True)] == [lost_at_once, aborted, played]
+        assert [m["id"] for m in await store.recent(game="kalaha", played=True, limit=1)] == [lost_at_once]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_players_ratings_and_matches(url):
+    store = await opened(url)
+    try:
+        first = await store.store(kalaha(a="alice", b="bob"))
+        await store.store(kalaha(a="carol", b="dave"))
+        second = await store.store(kalaha(a="carol", b="alice", scores=(1, 0)))
+        c4 = await store.store(kalaha(a="bob", b="alice", game="connect4", scores=(0, 1)))
+        unplayed = await store.store(attrs.evolve(kalaha(a="alice", b="erin", scores=(0, 0), rated=False), moves=()))
+        alice = await store.player("alice")
+        assert alice["name"] == "alice"
+        assert [m["id"] for m in alice["matches"]] == [unplayed, c4, second, first]
+        assert [m["id"] for m in (await store.player("alice", played=True))["matches"]] == [c4, second, first]
+        assert [m["id"] for m in (await store.player("alice", limit=1))["matches"]] == [unplayed]
+        ratings = {r["game"]: r for r in alice["ratings"]}
+        assert sorted(ratings) == ["connect4", "kalaha"]
+        assert (ratings["connect4"]["rating"], ratings["connect4"]["rank"], ratings["connect4"]["wins"]) == (1516.0, 1, 1)
+        kalaha_board = [r["name"] for r in await store.leaderboard("kalaha")]
+        assert ratings["kalaha"]["rank"] == kalaha_board.index("alice") + 1
+        assert (ratings["kalaha"]["games"], ratings["kalaha"]["wins"], ratings["kalaha"]["losses"]) == (2, 1, 1)
+        erin = await store.player("erin")
+        assert erin["ratings"] == [] and [m["id"] for m in erin["matches"]] == [unplayed]
+        assert await store.player("nobody") is None
     finally:
         await store.close()
 
@@ -317,6 +395,47 @@ async def test_an_older_schema_is_upgraded(url):
 
 
 @pytest_twisted.ensureDeferred
+async def test_matches_stored_before_version_3_get_their_moves_detail_and_points(url):
+    dialect, _ = parse_url(url)
+    conn = _connect(url)
+    try:
+        cur = conn.cursor()
+        migrate(cur, dialect, upto=2)
+        insert = dialect.sql(
+            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+        )
+        final = {"pits": [[0] * 6, [0] * 6], "stores": [31, 41], "to_move": None}
+        cur.execute(insert, ("kalaha", "kalaha-1", 1.0, 2.0, "end", 1, "{}", None, json.dumps({"final_state": final})))
+        kalaha_id = cur.fetchone()[0]
+        cur.execute(insert, ("combat", "combat-1", 1.0, 2.0, "timeout", 1, "{}", None, json.dumps({"detail": "seat 0 (ann) ran out of time"})))
+        combat_id = cur.fetchone()[0]
+        cur.execute(insert, ("kalaha", "kalaha-2", 1.0, 2.0, "disconnect", 0, "{}", None, "{}"))
+        unplayed_id = cur.fetchone()[0]
+        seat = dialect.sql("INSERT INTO seats (match_id, seat, name, rated, kind, score) VALUES (?, ?, ?, ?, ?, ?)")
+        for match_id, scores in ((kalaha_id, (0.0, 1.0)), (combat_id, (0.0, 1.0)), (unplayed_id, (0.0, 0.0))):
+            cur.execute(seat, (match_id, 0, "ann", 1, "player", scores[0]))
+            cur.execute(seat, (match_id, 1, "ben", 1, "player", scores[1]))
+        move = dialect.sql("INSERT INTO moves (match_id, n, seat, move, t, state) VALUES (?, ?, ?, ?, ?, ?)")
+        cur.execute(move, (kalaha_id, 1, 0, "A3", 1.0, None))
+        cur.execute(move, (kalaha_id, 2, 1, "B1", 2.0, None))
+        conn.commit()
+    finally:
+        conn.close()
+    store = RecordStore(url, _reactor())
+    try:
+        assert await store.start() == 2
+        summaries = {m["id"]: m for m in await store.recent()}
+        assert (summaries[kalaha_id]["turns"], summaries[kalaha_id]["points"]) == (2, [31.0, 41.0])
+        assert summaries[kalaha_id]["outcome"] == "ben won 41\u201331"
+        assert summaries[combat_id]["outcome"] == "ben won: seat 0 (ann) ran out of time"
+        assert [m["id"] for m in await store.recent(played=True)] == [combat_id, kalaha_id]
+        assert [m["id"] for m in (await store.player("ann"))["matches"]] == [unplayed_id, combat_id, kalaha_id]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_newer_schema_is_refused(url):
     store = await opened(url)
     await store.close()
@@ -395,7 +514,8 @@ async def test_unusable_databases_errback(tmp_path):
 
 @pytest_twisted.ensureDeferred
 async def test_sqlite_uses_wal(tmp_path):
-    store = await opened(str(tmp_path / "state" / "w.sqlite"))  # the directory is made
+    (tmp_path / "state").mkdir()
+    store = await opened(str(tmp_path / "state" / "w.sqlite"))
     await store.store(kalaha())
     await store.close()
     conn = sqlite3.connect(tmp_path / "state" / "w.sqlite")
@@ -463,7 +583,7 @@ def test_records_service_stops_the_daemon_when_the_database_cannot_be_opened(tmp
 
 @pytest_twisted.ensureDeferred
 async def test_prepare_migrates_synchronously_and_start_then_finds_it_current(tmp_path):
-    store = RecordStore(f"sqlite:{tmp_path / 'p' / 'r.sqlite'}", _reactor())
+    store = RecordStore(f"sqlite:{tmp_path / 'r.sqlite'}", _reactor())
     assert store.prepare() == 0
     assert store.prepare() == SCHEMA_VERSION
     try:
@@ -479,3 +599,19 @@ def test_prepare_refuses_what_is_not_a_records_database(tmp_path):
     with pytest.raises(RecordsError, match="no records database at"):
         RecordStore(str(tmp_path / "missing.sqlite"), _reactor(), create=False).prepare()
     assert not (tmp_path / "missing.sqlite").exists()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_database_in_a_directory_that_does_not_exist_is_refused_and_nothing_is_made(tmp_path):
+    missing = tmp_path / "no" / "such" / "dir"
+    for url in (str(missing / "x.sqlite"), f"sqlite:{missing / 'x.sqlite'}"):
+        why = f"cannot open the records database {url}: the directory {missing} does not exist"
+        with pytest.raises(RecordsError) as caught:
+            RecordStore(url, _reactor()).prepare()
+        assert str(caught.value) == why
+        store = RecordStore(url, _reactor())
+        with pytest.raises(RecordsError) as caught:
+            await store.start()
+        assert str(caught.value) == why
+        await store.close()
+    assert list(tmp_path.iterdir()) == [], "no directory and no database were made"

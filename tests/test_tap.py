@@ -8,6 +8,7 @@ import pytest
 from twisted.application import strports
 from twisted.application.service import IServiceMaker
 from twisted.internet.testing import MemoryReactorClock
+from twisted.logger import capturedLogs, formatEvent
 from twisted.plugin import getPlugins
 from twisted.python import usage
 
@@ -98,6 +99,12 @@ max_per_peer = 8
     assert cfg.kalaha.move_time == 5
 
 
+def test_strikes_for_people_are_set_per_game_in_the_config_file():
+    built = config.build({"kalaha": {"strike_people": True}, "connect4": {"strike_people": "yes"}})
+    assert built.kalaha.strike_people and built.connect4.strike_people
+    assert not Config().kalaha.strike_people and not Config().connect4.strike_people
+
+
 def test_config_listen_may_be_a_single_string():
     assert config.build({"kalaha": {"listen": "tcp:1234"}}).kalaha.listen == ("tcp:1234",)
 
@@ -111,6 +118,8 @@ def test_config_listen_may_be_a_single_string():
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
         ("kalaha = 3\n", "[kalaha] must be a table of settings"),
+        ('[kalaha]\nstrike_people = "sometimes"\n', "kalaha.strike_people must be true or false, not 'sometimes'"),
+        ("[connect4]\nstrike_people = 2\n", "connect4.strike_people must be true or false, not 2"),
     ],
 )
 def test_bad_config_files_name_the_file_and_the_setting(tmp_path, text, message):
@@ -140,6 +149,27 @@ def test_make_service_listens_on_every_description():
     assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096), (4700, 4096), (8080, 4096)]
     kalaha = service.getServiceNamed("kalaha")
     assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
+    service.stopService()
+
+
+def test_each_port_names_what_it_serves_and_one_line_says_when_all_listen():
+    reactor = MemoryReactorClock()
+    argv = ("--records", "none", "--kalaha", "tcp:4600", "--fight", "tcp:4500", "--combat", "none",
+            "--combat-text", "none", "--connect4", "none", "--web", "tcp:8080")  # fmt: skip
+    service = tap.makeService(options(*argv), reactor=reactor)
+    with capturedLogs() as events:
+        service.privilegedStartService()
+        service.startService()
+        assert not [e for e in events if "gamed ready" in formatEvent(e)], "not before the reactor runs"
+        reactor.run()
+    served = [factory.logPrefix() for port, factory, backlog, interface in reactor.tcpServers]
+    assert served == ["kalaha", "virtual fight", "virtual fight GUI", "web site"], "Twisted's 'X starting on N' lines"
+    lines = [formatEvent(e) for e in events]
+    assert lines.count(
+        "gamed ready: kalaha tcp:4600, virtual fight tcp:4500, virtual fight GUI tcp:4550, web site tcp:8080"
+    ) == 1  # (a MemoryReactor binds every interface; the daemon tests show an interface)
+    assert [p.as_json()["address"] for p in service.ports.ports] == ["tcp:4600", "tcp:4500", "tcp:4550", "tcp:8080"]
+    assert service.getServiceNamed("web").ports is service.ports  # the web site shows them to visitors
     service.stopService()
 
 
@@ -234,11 +264,12 @@ def test_records_are_migrated_at_start_up_and_a_bad_database_stops_it(tmp_path):
     with contextlib.closing(sqlite3.connect(database)) as conn:  # migrated before the reactor runs
         assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] >= 2
     (tmp_path / "text.sqlite").write_text("not a database\n")
-    for bad, why in (("text.sqlite", "file is not a database"), ("text.sqlite/x/y.sqlite", "Not a directory")):
+    for bad, why in (("text.sqlite", "file is not a database"), ("text.sqlite/x/y.sqlite", "does not exist"), ("no/dir/z.sqlite", "the directory")):
         with pytest.raises(SystemExit) as e:
             tap.makeService(options("--records", f"sqlite:{tmp_path / bad}"), reactor=MemoryReactorClock())
         assert str(e.value).startswith(f"gamed: cannot start: cannot open the records database sqlite:{tmp_path / bad}: ")
         assert why in str(e.value)
+    assert not (tmp_path / "no").exists()
 
 
 def test_without_web_and_records_no_game_feeds_a_hub():

@@ -3,13 +3,14 @@
 from hypothesis import given
 from hypothesis import strategies as st
 from twisted.internet.address import IPv4Address
-from twisted.internet.protocol import Factory
+from twisted.internet.protocol import Factory, Protocol
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.logger import capturedLogs
 
 from gamed.config import Limits
 from gamed.textline import ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
+from tests.tlscerts import certificate_pem
 
 
 class Echo(TextLineProtocol):
@@ -146,3 +147,50 @@ def test_refusals_are_logged_sparsely_so_a_flood_cannot_fill_the_log():
             factory.buildProtocol(IPv4Address("TCP", "192.0.2.1", port)).makeConnection(StringTransport())
     assert factory.refused == 10
     assert [e["refused"] for e in events] == [1, 2, 4, 8]
+
+
+class _Closer(Echo):
+    """Closes the connection when told ``BYE``."""
+
+    def on_line(self, text):
+        if text == "BYE":
+            self.close("asked to", ["BYE bye"])
+        else:
+            super().on_line(text)
+
+
+def test_a_tls_connection_is_closed_cleanly_at_once_not_after_the_close_grace():
+    # TLS does not send its close alert while a producer is registered: a close must unregister
+    # it, or every TLS client waits the whole close grace and is then cut off.
+    from twisted.internet import ssl
+    from twisted.protocols.tls import TLSMemoryBIOFactory, TLSMemoryBIOProtocol
+    from twisted.test import iosim
+
+    key_pem, cert_pem = certificate_pem()
+    server_options = ssl.PrivateCertificate.loadPEM(key_pem + cert_pem).options()
+    client_options = ssl.optionsForClientTLS("localhost", trustRoot=ssl.Certificate.loadPEM(cert_pem))
+    clock = Clock()
+    server = _Closer(Limits(line_rate=0), clock)
+    received = []
+
+    class Client(Protocol):
+        def dataReceived(self, data):  # noqa: N802
+            received.append(data)
+
+        def connectionLost(self, reason=None):  # noqa: N802
+            received.append(None)
+
+    server_factory = TLSMemoryBIOFactory(server_options, False, Factory.forProtocol(lambda: server))
+    client_factory = TLSMemoryBIOFactory(client_options, True, Factory.forProtocol(Client))
+    # The plain TLS protocol: the default one gathers writes and flushes them from the global reactor.
+    server_factory.protocol = client_factory.protocol = TLSMemoryBIOProtocol
+    server_tls = server_factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 1))
+    client_tls = client_factory.buildProtocol(IPv4Address("TCP", "127.0.0.1", 2))
+    client_transport = iosim.FakeTransport(client_tls, isServer=False)
+    server_transport = iosim.FakeTransport(server_tls, isServer=True)
+    pump = iosim.connect(server_tls, server_transport, client_tls, client_transport)
+    client_tls.write(b"BYE\r\n")
+    pump.flush()
+    assert b"".join(d for d in received if d) == b"BYE bye\r\n"
+    assert received[-1] is None, "the server closed the TLS connection without waiting for the close grace"
+    assert not clock.getDelayedCalls() or all(not c.active() for c in clock.getDelayedCalls())

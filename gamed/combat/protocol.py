@@ -5,7 +5,8 @@ is decided by the pure ``CombatTable``; this adapter only moves messages between
 sockets. Original clients speak only after CBT_MSG_SEAT, so on 5688 a connection is seated at
 once, in arrival order, under a default name (``player<k>``). On 5689 a client first talks a few
 text lines (``NAME``, ``TABLE <name> [<seats>]``, ``PLAY``; see docs/protocols/combat.md); after
-``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT.
+``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT. A game against
+the computer that cannot start ends such a connection with one closing ``ERROR <why>`` line.
 """
 
 from __future__ import annotations
@@ -136,12 +137,16 @@ class CombatProtocol(Protocol, TimeoutMixin):
             self.service.seat(self)
         elif command == "COMPUTER" and len(args) <= 1:
             ais = self.service.ais
+            if not ais:
+                return self._say("ERROR no computer opponent is registered on this server")
             if not args:
                 for name in sorted(ais):
                     self._say(f"AI {name}")
                 return self._say("END")
             if args[0] not in ais:
                 return self._say(f"ERROR no computer opponent {args[0]}; COMPUTER lists them")
+            if self.table_name is not None:
+                return self._say(f"ERROR a computer opponent plays at a 2-seat table of its own, not at table {self.table_name}")
             self._say(f"OK COMPUTER {args[0]}: binary protocol follows")
             self.handshake = False
             self.service.seat_against(self, args[0])
@@ -151,6 +156,7 @@ class CombatProtocol(Protocol, TimeoutMixin):
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
                 "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
                 "COMPUTER [<ai>]        list the computer opponents, or host a table against one",
+                "                       (it plays the Default map and army with SUPER_SCOUT alone)",
                 "QUIT                   leave",
             ):
                 self._say(line)
@@ -191,6 +197,14 @@ class CombatProtocol(Protocol, TimeoutMixin):
         if seating is not None:
             self.service.vacate(seating, reason)
         self.transport.loseConnection()
+
+    def refuse(self, reason: str) -> None:
+        """End a handshake-port connection whose game cannot start with one text line
+        ``ERROR <reason>`` (after the binary messages already sent), then close it."""
+        if self.closing or self.transport is None:
+            return
+        self._say(f"ERROR {reason}")
+        self.close(reason)
 
     def shutdown(self) -> None:
         self.close("server shutdown")

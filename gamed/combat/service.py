@@ -24,7 +24,7 @@ from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
 from gamed.config import AiProgram, CombatConfig, Limits
 from gamed.gameservice import GameService
-from gamed.observers import LiveHub, LiveTable
+from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.stratego import rules
@@ -33,6 +33,8 @@ from gamed.textline import ConnectionLimits
 
 
 RESULTS = "results.jsonl"
+TIMEOUT = "timeout"  # the record's reason when a seat ran out of its move time and lost
+FORFEIT = "forfeit"  # ... when it left the game (and did not come back in time) or gave up
 
 
 def _now() -> str:
@@ -61,7 +63,9 @@ class _Table:
     started: str | None = None  # when play began (ISO time), for the record
     players: tuple[str, ...] = ()  # the seats' names when play began
     moves: int = 0
-    reason: str = "game over"  # why the game ended, for the record
+    reason: str | None = None  # why the game ended when no move ended it: timeout, forfeit, ...
+    detail: str | None = None  # who and what, in words ("seat 1 (bob) did not come back within 120 s")
+    computer: str | None = None  # the AI program of a table against the computer
     recorded: bool = False
     live: LiveTable | None = None  # its live table (with a hub) once play began
 
@@ -108,18 +112,35 @@ class CombatService(GameService):
         return self._players
 
     def can_seat(self, protocol: CombatProtocol) -> str | None:
-        """Why ``protocol``'s PLAY cannot be served (None: it can)."""
+        """Why ``protocol``'s PLAY cannot be served (None: it can): its named table exists but has
+        no seat to give (every seat taken, or a game on or over without a seat kept for a return),
+        or its seat count is not the one asked for."""
         name = protocol.table_name
         if name is None:
             return None
         entry = self._named(name)
-        if entry is None or entry.graces:
+        if entry is None:
             return None
         table = entry.table
-        if table.state is not State.WAIT:
-            return f"table {name} is playing"
         if protocol.table_seats is not None and protocol.table_seats != table.number:
             return f"table {name} has {table.number} seats"
+        if entry.graces or self._free_seat(entry) is not None:
+            return None
+        if table.state is State.PLAYING:
+            return f"table {name} is playing"
+        if table.state is State.DONE:
+            return f"table {name} has finished its game"
+        return f"table {name} is full"
+
+    @staticmethod
+    def _free_seat(entry: _Table) -> int | None:
+        """The lowest open seat of a table still waiting for players or in setup (a seat left
+        during setup is open again), else None."""
+        table = entry.table
+        if table.state in (State.WAIT, State.SETUP):
+            for seat in range(table.number):
+                if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
+                    return seat
         return None
 
     def _named(self, name: str) -> _Table | None:
@@ -141,13 +162,12 @@ class CombatService(GameService):
             for seat in sorted(entry.graces):
                 entry.graces.pop(seat).cancel()
                 self._log.info("combat table {table}: {name} takes over seat {seat}", table=entry.id, name=protocol.name, seat=seat)
-                return self._join(protocol, entry, seat)
+                self._join(protocol, entry, seat)
+                return self._taken_over(entry, seat)
         for entry in candidates:
-            table = entry.table
-            if table.state in (State.WAIT, State.SETUP):  # a seat left during setup is open again
-                for seat in range(table.number):
-                    if seat not in entry.sitting and table.seats[seat].kind is SeatKind.OPEN:
-                        return self._join(protocol, entry, seat)
+            seat = self._free_seat(entry)
+            if seat is not None:
+                return self._join(protocol, entry, seat)
         seats = protocol.table_seats or self.config.seats
         entry = _Table(self._next_id, None, name)
         self._next_id += 1
@@ -158,10 +178,19 @@ class CombatService(GameService):
 
     def seat_against(self, protocol: CombatProtocol, ai_name: str) -> None:
         """``COMPUTER <ai_name>``: ``protocol`` hosts (seat 0) a fresh 2-seat table nobody else can
-        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``."""
+        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``; or,
+        for a named player who left a game against ``ai_name`` within the rejoin grace, its seat
+        there again."""
         from gamed.combat.ucc_seat import AiOpponent
 
-        entry = _Table(self._next_id, None, f" computer {self._next_id}")  # no wire name: private
+        for entry in self._tables.values():
+            # A named person who left its game against this AI comes back to it the same way.
+            if entry.computer == ai_name and 0 in entry.graces and protocol.named and entry.players[0] == protocol.name:
+                entry.graces.pop(0).cancel()
+                self._log.info("combat table {table}: {name} comes back to seat 0", table=entry.id, name=protocol.name)
+                self._join(protocol, entry, 0)
+                return self._taken_over(entry, 0)
+        entry = _Table(self._next_id, None, f" computer {self._next_id}", computer=ai_name)  # no wire name: private
         self._next_id += 1
         entry.table = CombatTable(2, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
         self._tables[entry.id] = entry
@@ -176,14 +205,19 @@ class CombatService(GameService):
             return
         self.deliver(seating, entry.table.receive(seating.seat, message))
 
-    def resign(self, seating: Seating, reason: str | None) -> None:
+    def resign(self, seating: Seating, reason: str | None, why: str = FORFEIT) -> None:
         """A seat that is not a connection gives up: during play it loses at once (no rejoin
-        grace), then it leaves."""
+        grace; ``why`` is the record's reason, ``reason`` the detail), then it leaves."""
         entry = self._tables.get(seating.table_id)
         if entry is None or seating.seat not in entry.sitting:
             return
         if reason is not None and entry.table.state is State.PLAYING:
-            self._forfeit(entry, seating.seat, reason)
+            self._forfeit(entry, seating.seat, why, reason)
+        elif reason is not None and entry.computer is not None and entry.table.state in (State.WAIT, State.SETUP):
+            # Nobody else can ever join a table against the computer: tell the person why it ends.
+            for sitter in list(entry.sitting.values()):
+                if isinstance(sitter, CombatProtocol):
+                    sitter.refuse(f"computer opponent {entry.computer} left the table: {reason}")
         self.vacate(seating, None)
 
     def _join(self, protocol: CombatProtocol, entry: _Table, seat: int) -> None:
@@ -192,6 +226,24 @@ class CombatService(GameService):
         entry.sitting[seat] = protocol
         self._log.info("combat table {table}: {name} takes seat {seat}", table=entry.id, name=protocol.name, seat=seat)
         self.deliver(seating, entry.table.join(seat, protocol.name))
+
+    def _taken_over(self, entry: _Table, seat: int) -> None:
+        """The player now in ``seat`` plays the rest of the game: the record and the spectators
+        name it (and rate it, when it is a named player) instead of the one who dropped."""
+        if entry.started is None or entry.recorded:
+            return
+        players = list(entry.players)
+        players[seat] = entry.table.seats[seat].name
+        entry.players = tuple(players)
+        if entry.live is not None:
+            entry.live.seat_taken(self._record_seat(entry, seat))
+
+    def _record_seat(self, entry: _Table, seat: int) -> Seat:
+        """``seat`` as the live table and the stored match show it: its name, and whether it is
+        rated (named players and registered programs are, ``player<k>`` defaults are not)."""
+        sitter = entry.sitting.get(seat)
+        name = entry.table.seats[seat].name or f"seat{seat}"
+        return Seat(seat, name, rated=bool(getattr(sitter, "named", False)), kind=getattr(sitter, "kind", "player"))
 
     def deliver(self, seating: Seating, out: Outgoing) -> None:
         """Write each (seat, message) the table produced to that seat's connection, then keep the
@@ -231,13 +283,16 @@ class CombatService(GameService):
         self.deliver(seating, out)
         if not entry.sitting:
             self._remove(entry)
-        elif playing and table.state is State.PLAYING and self.config.rejoin_grace:
+        elif playing and table.state is State.PLAYING:
             seat = seating.seat
-            entry.graces[seat] = self.clock.callLater(self.config.rejoin_grace, self._grace_over, entry, seat)
+            if self.config.rejoin_grace:
+                entry.graces[seat] = self.clock.callLater(self.config.rejoin_grace, self._grace_over, entry, seat)
+            else:  # no grace: leaving a running game is losing it
+                self._forfeit(entry, seat, FORFEIT, "left the game")
 
     def _grace_over(self, entry: _Table, seat: int) -> None:
         entry.graces.pop(seat, None)
-        self._forfeit(entry, seat, f"did not come back within {self.config.rejoin_grace:g} s")
+        self._forfeit(entry, seat, FORFEIT, f"left the game and did not come back within {self.config.rejoin_grace:g} s")
 
     def _remove(self, entry: _Table) -> None:
         if entry.table.state is State.PLAYING and not entry.recorded:
@@ -280,14 +335,18 @@ class CombatService(GameService):
 
     def _turn_closed(self, entry: _Table, turn: Turn) -> None:
         for seat in turn.timed_out:
-            self._forfeit(entry, seat, f"its move time of {self.config.move_time:g} s ran out")
+            self._forfeit(entry, seat, TIMEOUT, f"ran out of its move time of {self.config.move_time:g} s")
 
-    def _forfeit(self, entry: _Table, seat: int, reason: str) -> None:
+    def _forfeit(self, entry: _Table, seat: int, why: str, detail: str) -> None:
+        """``seat`` loses (``why``: TIMEOUT or FORFEIT; ``detail``: what it did, in words). With two
+        seats the other one wins and that is the record's reason; with more the game goes on."""
         if self._tables.get(entry.id) is not entry:
             return
-        self._log.info("combat table {table}: seat {seat} loses: {reason}", table=entry.id, seat=seat, reason=reason)
-        entry.reason = f"seat {seat} forfeits: {reason}"
-        out = entry.table.forfeit(seat, reason)
+        name = entry.table.seats[seat].name or (entry.players[seat] if seat < len(entry.players) else "")
+        out = entry.table.forfeit(seat, f"{detail} ({why})")  # the table logs it
+        detail = f"seat {seat} ({name}) {detail}" if name else f"seat {seat} {detail}"
+        if entry.table.state is State.DONE:
+            entry.reason, entry.detail = why, detail
         if entry.live is not None and entry.table.state is State.PLAYING:
             # More than two seats: the game goes on without the seat, whose units left the board.
             entry.live.moved(seat, "forfeits", rules.spectator_state(entry.table.game), entry.table.turn, self._clocks(entry))
@@ -300,6 +359,8 @@ class CombatService(GameService):
         entry.recorded = True
         table = entry.table
         winner = table.winner
+        if entry.reason is None:
+            entry.reason = self._end_reason(entry)
         record = {
             "table": entry.id,
             "name": entry.name,
@@ -311,6 +372,7 @@ class CombatService(GameService):
             "moves": entry.moves,
             "winner": winner,
             "reason": entry.reason,
+            "detail": entry.detail,
             "aborted": aborted,
         }
         if entry.live is not None:
@@ -336,12 +398,7 @@ class CombatService(GameService):
 
     def _open_table(self, entry: _Table) -> LiveTable:
         table = entry.table
-        seats = []
-        for seat, held in enumerate(table.seats):
-            sitter = entry.sitting.get(seat)
-            seats.append(
-                Seat(seat, held.name or f"seat{seat}", rated=bool(getattr(sitter, "named", False)), kind=getattr(sitter, "kind", "player"))
-            )
+        seats = [self._record_seat(entry, seat) for seat in range(table.number)]
         options = table.options
         info = {
             "map": options.name,
@@ -378,27 +435,32 @@ class CombatService(GameService):
         return {seat: (self.config.move_time if seat == turn else None) for seat in range(entry.table.number)}
 
     def _finish_live(self, entry: _Table, aborted: bool) -> None:
-        """The end for the hub: 1 for the winner, 0 for the others (a forfeiting seat loses); a
-        game nobody won alive is a draw; an aborted or abandoned game is stored unrated."""
+        """The end for the hub: 1 for the winner, 0 for the others (a seat that ran out of time or
+        left loses); a game nobody won alive is a draw; an aborted or abandoned game is stored
+        unrated. The reason is the record's (``entry.reason``), who and what in ``extra.detail``."""
         live, entry.live = entry.live, None
         table = entry.table
         game = table.game
         n = table.number
         winner = table.winner
         if aborted or winner is None:
-            scores, reason = (0.0,) * n, entry.reason
-        elif winner < 0:
-            scores, reason = winner_scores(n, None), "no seat has a flag and a movable unit"
+            scores = (0.0,) * n
         else:
-            scores = winner_scores(n, winner)
-            if entry.reason != "game over":
-                reason = entry.reason  # a forfeit
-            elif game is not None and game.last_result is not None and game.last_result.pair is not None and game.last_result.pair[1] == 0:
-                reason = "flag captured"
-            else:
-                reason = "no movable units left"
+            scores = winner_scores(n, winner if winner >= 0 else None)
         state = rules.spectator_state(game, over=True) if game is not None else None
-        live.finish(scores, reason, state, rated=not aborted)
+        extra = {"detail": entry.detail} if entry.detail else None
+        live.finish(scores, entry.reason, state, rated=not aborted, extra=extra)
+
+    @staticmethod
+    def _end_reason(entry: _Table) -> str:
+        """Why a game that a move ended is over, in the game's own words."""
+        game = entry.table.game
+        if entry.table.winner is not None and entry.table.winner < 0:
+            return "no seat has a flag and a movable unit"
+        result = game.last_result if game is not None else None
+        if result is not None and result.pair is not None and result.pair[1] == 0:
+            return "flag captured"
+        return "no movable units left"
 
     # --- service ---------------------------------------------------------------------------
 
@@ -410,7 +472,7 @@ class CombatService(GameService):
             self._log.info("closing {n} combat tables for shutdown", n=len(self._tables))
         for entry in list(self._tables.values()):
             if entry.table.state is State.PLAYING and not entry.recorded:
-                entry.reason = "server shutdown"
+                entry.reason = SHUTDOWN
                 self._record(entry, aborted=True)
             for sitter in list(entry.sitting.values()):
                 if not isinstance(sitter, CombatProtocol):

@@ -6,13 +6,15 @@ Behind it runs a registered AI program (``ProgramSeat``, ucc-stratego §5) playi
 seat 1) on the Default map with SUPER_SCOUT, which are exactly the UCC rules (ucc-stratego §12.3:
 cells ``y*10 + x``, UCC RED = seat 0, tokens ↔ unit codes).
 
-The adapter: on CBT_MSG_OPTIONS it checks the host's options are the UCC ones (else it leaves, with
-the reason logged); on CBT_REQ_SETUP it asks the program ``BLUE <opponent> 10 10`` and sends its 4
+The adapter: on CBT_MSG_OPTIONS it checks the host's options are the UCC ones (else it leaves, and
+the service tells the person why in a closing ERROR line); on CBT_REQ_SETUP it asks the program ``BLUE <opponent> 10 10`` and sends its 4
 rows (y = 6..9) as a Combat setup; each move of the table is told to the program as the UCC
 referee's confirmation (``<x> <y> <DIR> [<mult>] <OUTCOME>``, its own moves as ``<reply>
 <OUTCOME>``); on its turn it sends the program its 10-line view and turns the reply into
 CBT_REQ_MOVE. An unintelligible, illegal or missing reply (timeout, EOF) forfeits. At game over
-the program gets QUIT and ends; it is also ended when the person leaves.
+the program gets QUIT and ends; it is also ended when the person leaves before the game starts.
+A person who leaves during the game finds it waiting (the rejoin grace); if they do not come back,
+they lose and the AI wins.
 
 Every action on the table runs from the reactor (``callLater(0)`` or a program reply), never
 inside the service's delivery loop.
@@ -120,7 +122,7 @@ class AiOpponent:
             self._options = message.options
             why = ucc_compatible(message.options)
             if why:
-                self._later(self.close, f"the options are not the UCC rules: {why}")
+                self._later(self.close, f"{why}; it plays the UCC rules only (the Default map and army with SUPER_SCOUT alone)")
         elif isinstance(message, wire.ReqSetup):
             if self._setup_asked:
                 self._later(self.close, "its setup was rejected")
@@ -143,6 +145,11 @@ class AiOpponent:
             self._later(self._game_over, message.winner)
 
     def _players(self, message: wire.MsgPlayers) -> None:
+        # Before the game an opponent who left ends the table; during the game the AI stays:
+        # the person may come back, or loses when the rejoin grace ends (and the AI wins).
+        seating = self.seating
+        if seating is not None and seating.table.state in (State.PLAYING, State.DONE):
+            return
         others = [s for i, s in enumerate(message.seats) if i != SEAT]
         if any(s.kind is SeatKind.OPEN for s in others):
             self._later(self.close, "its opponent left", False)
@@ -217,8 +224,10 @@ class AiOpponent:
         self._asking = False
         if self._over:
             return
-        if reply is None or reply is TIMEOUT:
-            return self.close("no reply from the program (EOF or timeout)")
+        if reply is TIMEOUT:
+            return self.close("the program did not reply in time", why="timeout")
+        if reply is None:
+            return self.close("the program ended without a reply")
         parsed = parse_reply(reply)
         if parsed is SURRENDER:
             return self.close("the program surrendered")
@@ -256,8 +265,9 @@ class AiOpponent:
             self._log.info("combat AI {name} stderr: {text}", name=self.name, text=stderr[-2000:].decode("latin-1"))
         return None
 
-    def close(self, reason: str | None, forfeit: bool = True) -> None:
-        """Leave the table (during play with ``forfeit``: the AI loses at once) and end the program."""
+    def close(self, reason: str | None, forfeit: bool = True, why: str = "forfeit") -> None:
+        """Leave the table (during play with ``forfeit``: the AI loses at once, ``why`` is the
+        record's reason) and end the program."""
         if self.closing:
             return
         self.closing = True
@@ -265,7 +275,7 @@ class AiOpponent:
             self._log.info("combat AI {name} leaves: {reason}", name=self.name, reason=reason)
         seating, self.seating = self.seating, None
         if seating is not None:
-            self.service.resign(seating, reason if forfeit else None)
+            self.service.resign(seating, reason if forfeit else None, why)
         self._end(None)
 
     def shutdown(self) -> None:

@@ -252,13 +252,21 @@ def _alpha_beta(depth: int, max_nodes: int) -> Callable[[Board, random.Random], 
 
 _WINDOWS_7X6 = 69  # lines of four on the standard board
 
-# (name, chooser) per level of the built-in "gamed" engine, weakest first.
+
+def _alpha_beta_level(depth: int, max_nodes: int) -> tuple[str, Callable[[Board, random.Random], int]]:
+    """An alpha-beta level whose name states its budget (as ENGINES shows it)."""
+    name = f"Alpha-beta {depth} (heuristic: {depth} plies, at most {max_nodes:,} positions a move)"
+    return name, _alpha_beta(depth, max_nodes)
+
+
+# (name, chooser) per level of the built-in "gamed" engine, weakest first; each name says in
+# brackets what the level's budget is and that none of them is exact.
 GAMED_LEVELS: tuple[tuple[str, Callable[[Board, random.Random], int]], ...] = (
-    ("Random", choose_random),
-    ("Threat-aware", choose_threat_aware),
-    ("Alpha-beta 2", _alpha_beta(2, 5_000)),
-    ("Alpha-beta 4", _alpha_beta(4, 15_000)),
-    ("Alpha-beta 6", _alpha_beta(6, 30_000)),
+    ("Random (a random legal column; instant)", choose_random),
+    ("Threat-aware (heuristic: win, block, avoid a win on top, else random; instant)", choose_threat_aware),
+    _alpha_beta_level(2, 5_000),
+    _alpha_beta_level(4, 15_000),
+    _alpha_beta_level(6, 30_000),
 )
 
 

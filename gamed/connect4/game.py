@@ -75,6 +75,11 @@ class Connect4Game:
     def aborted(self) -> bool:
         return self.reason in wire.ABORTS
 
+    @property
+    def to_move(self) -> int:
+        """The player whose move it is."""
+        return self.board.to_move
+
     def player_of(self, seat: object) -> int:
         for p, player in self.players.items():
             if player is seat:
@@ -116,7 +121,12 @@ class Connect4Game:
         self.strikes[p] += 1
         if self.strike_limit and self.strikes[p] >= self.strike_limit:
             self._end(Reason.STRIKES, winner=other(p), culprit=p)
-        elif p == self.board.to_move:
+        else:
+            self.ask_again(seat)
+
+    def ask_again(self, seat: object) -> None:
+        """After a refused line: prompt ``seat`` again if it is its move (the clock runs on)."""
+        if not self.over and self.player_of(seat) == self.board.to_move:
             seat.your_move(self, self._turns.remaining())
 
     def resign(self, seat: object) -> None:

@@ -37,6 +37,7 @@ class Connect4Protocol(CommandProtocol):
         self.match = None  # the engine match this connection started and watches
         self.starting = False  # a PLAY or MATCH whose engines are being started
         self.board_on = service.config.board
+        self.strike_people = service.config.strike_people
 
     def __repr__(self) -> str:
         return f"<Connect4Protocol {self.name} {self.peer}>"
@@ -126,7 +127,7 @@ class Connect4Protocol(CommandProtocol):
             raise ParseError(Code.BAD_ARGUMENTS, "usage: MOVE <column>, e.g. MOVE 3 or just 3")
         game = self.game
         if game is None or game.over:
-            raise ParseError(Code.NOT_NOW, "you are not in a game")
+            raise ParseError(Code.NOT_NOW, wire.NOT_IN_A_GAME)
         column = wire.parse_column(args[0], game.board.width)
         try:
             game.move(self, column)
@@ -142,7 +143,7 @@ class Connect4Protocol(CommandProtocol):
             return self.send_lines([f"OK BOARD {switch}"])
         if self.game is None:
             raise ParseError(Code.NOT_NOW, "you are not in a game")
-        self.send_lines([wire.board_line(self.game.board), *wire.picture(self.game.board)])
+        self.send_lines([wire.board_line(self.game.board), *wire.picture(self.game.board, self.game.names)])
 
     def _resign(self, args: list[str]) -> None:
         if self.match is not None:
@@ -198,7 +199,7 @@ class Connect4Protocol(CommandProtocol):
         lines = [] if move is None else [wire.played(*move)]
         lines.append(wire.board_line(board))
         if self.board_on:
-            lines.extend(wire.picture(board))
+            lines.extend(wire.picture(board, game.names))
         if not board.is_over():
             lines.append(wire.turn(board.to_move, game.names[board.to_move]))
         self.send_lines(lines)
@@ -217,13 +218,15 @@ class Connect4Protocol(CommandProtocol):
                 Reason.ENGINE: f"the engine failed: {game.detail}" if game.detail else "the engine failed",
                 Reason.SHUTDOWN: "the server is shutting down",
             }[game.reason]
-            last = wire.abort(game.reason, text)
+            end = [wire.abort(game.reason, text)]
         else:
-            line = game.board.win_line if game.reason is Reason.FOUR else None
-            last = wire.result(me, game.winner, game.reason, line)
+            lines = game.board.win_lines() if game.reason is Reason.FOUR else []
+            end = [wire.result(me, game.winner, game.reason, lines)]
+            if self.board_on:
+                end.append(wire.result_info(me, game.winner, game.reason, lines, game.names, game.culprit,
+                                             game.strike_limit, game.move_time))
         self.game = None
-        self.close(f"game {game.id} over ({game.reason.value})", [last, "BYE thanks for playing"], routine=True)
-
+        self.close(f"game {game.id} over ({game.reason.value})", [*end, "BYE thanks for playing"], routine=True)
 
     # --- an engine match's calls ---------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """Connect Four rules as plain Python: a board of any size from 4x4 to 16x16, four in a line wins.
 
 Pure: no Twisted, no clock, no randomness. Columns and rows count from 0 and row 0 is the bottom,
-as in the "Open Line up 4" engine interface (specs/connect-four.md). Player 0 moves
+as in the "Open Line up 4" engine interface (see docs/protocols/connect-four.md). Player 0 moves
 first; an empty cell holds ``NOPLAYER`` (-1).
 
 The board is a plain mutable class rather than a frozen attrs value because engines search by
@@ -22,7 +22,8 @@ CONNECT = 4  # stones in a line needed to win, whatever the board size
 # The four line directions: horizontal, vertical, rising diagonal, falling diagonal.
 DIRECTIONS = ((1, 0), (0, 1), (1, 1), (1, -1))
 
-_CELL_CHARS = {NOPLAYER: ".", PLAYER0: "0", PLAYER1: "1"}
+_CELL_CHARS = {NOPLAYER: ".", PLAYER0: "0", PLAYER1: "1"}  # the machine-readable board line
+_DRAWN = {NOPLAYER: ".", PLAYER0: "X", PLAYER1: "O"}  # the drawing for people (as the web draws them)
 
 
 class IllegalMove(ValueError):
@@ -163,6 +164,22 @@ class Board:
         self.win_line = None
         return column
 
+    def win_lines(self) -> list[tuple[int, int, int, int]]:
+        """Every line of four or more through the last stone once it has won, as the ends
+        (x1, y1, x2, y2) of each whole run, in the order horizontal, vertical, rising diagonal,
+        falling diagonal; ``win_line`` is the first. Empty while nobody has won."""
+        if self.winner is None:
+            return []
+        x = self.moves[-1]
+        y = self.heights[x] - 1
+        lines = []
+        for dx, dy in DIRECTIONS:
+            forward = self._run(x, y, dx, dy, self.winner)
+            back = self._run(x, y, -dx, -dy, self.winner)
+            if 1 + forward + back >= CONNECT:
+                lines.append((x - back * dx, y - back * dy, x + forward * dx, y + forward * dy))
+        return lines
+
     def copy(self) -> Board:
         """An independent copy of this board, history included."""
         new = Board.__new__(Board)
@@ -189,12 +206,16 @@ class Board:
         return f"{self.width}x{self.height} " + " ".join(rows)
 
     def drawing(self) -> str:
-        """A human-readable picture, top row first, with column numbers underneath."""
+        """A human-readable picture, top row first: ``X`` for player 0's stones, ``O`` for player
+        1's, ``.`` for empty; under it a rule and the column numbers (two places each on boards
+        wider than 10, so that every number is whole)."""
+        places = 1 if self.width <= 10 else 2
         lines = [
-            " ".join(_CELL_CHARS[self.get(x, y)] for x in range(self.width))
+            " ".join(f"{_DRAWN[self.get(x, y)]:>{places}}" for x in range(self.width))
             for y in reversed(range(self.height))
         ]
-        lines.append(" ".join(str(x % 10) for x in range(self.width)))
+        lines.append("-" * len(lines[0]))
+        lines.append(" ".join(f"{x:>{places}}" for x in range(self.width)))
         return "\n".join(lines)
 
     # -- internals -----------------------------------------------------------------------------

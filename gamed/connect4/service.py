@@ -246,7 +246,10 @@ class Connect4Service(GameService):
             except IllegalMove as e:
                 return defer.fail(ParseError(Code.BAD_COLUMN, f"opening move {n + 1} ({column}) is illegal: {e}"))
             if board.is_over():
-                return defer.fail(ParseError(Code.BAD_ARGUMENTS, f"the opening ends the game at move {n + 1}"))
+                how = "four in a line" if board.winner is not None else "the board is full"
+                return defer.fail(ParseError(
+                    Code.BAD_COLUMN, f"the opening ends the game at move {n + 1} ({column}): {how}; nothing is left to play"
+                ))
         return self.engines().addCallback(self._play_engine, person, name, level, player, board)
 
     @defer.inlineCallbacks

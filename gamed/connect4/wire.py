@@ -25,6 +25,8 @@ PROTOCOL = "CONNECT4/1"
 SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
 _COLUMN_RE = re.compile(r"[+-]?[0-9]{1,6}\Z")
 NO_LINE = (-1, -1, -1, -1)
+# A move outside a game: what the player can do instead.
+NOT_IN_A_GAME = "you are not in a game; start one with PLAY <engine> (ENGINES lists them) or TABLE (another person)"
 
 
 class Code(enum.IntEnum):
@@ -72,7 +74,9 @@ COMMANDS = (
     ("HELP", "", "this list"),
     ("NAME", "<name>", "choose your name (1-32 letters, digits, _ . -) before your game starts"),
     ("ENGINES", "", "list the engines and their levels"),
-    ("PLAY", "<engine>[:<level>] [FIRST|SECOND] [WxH] [FROM <c>,<c>...]", "play an engine (you are player 0 unless SECOND), from an opening if given"),
+    ("PLAY", "<engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <c>,<c>...]",
+     "play an engine from the empty board or an opening; you are player 0 (FIRST, the default) or 1"
+     " (SECOND), or say who moves next: ME or ENGINE"),
     ("TABLE", "[<table>] [WxH]", "wait for a person (the general queue, or a named table)"),
     ("MATCH", "<engine>[:<level>] <engine>[:<level>] [<games>] [WxH]", "watch two engines play a series (2 games unless given)"),
     ("MOVE", "<column>", "drop a stone in a column (0 is the leftmost); the word MOVE may be left out"),
@@ -122,12 +126,17 @@ def parse_engine(word: str) -> tuple[str, int | None]:
     return engine, level
 
 
+_SIDES = ("FIRST", "SECOND", "ME", "ENGINE")
+
+
 def parse_play(
     args: list[str], default_size: tuple[int, int]
 ) -> tuple[str, int | None, int, tuple[int, int], tuple[int, ...]]:
-    """``PLAY <engine>[:<level>] [FIRST|SECOND] [WxH] [FROM <c1,c2,...>]`` as (engine, level or
-    None, your player, size, opening columns); the opening is played before the game starts."""
-    usage = "usage: PLAY <engine>[:<level>] [FIRST|SECOND] [WxH] [FROM <column>,<column>,...]"
+    """``PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <c1,c2,...>]`` as (engine,
+    level or None, your player, size, opening columns); the opening is played before the game
+    starts. ``FIRST``/``SECOND`` make you player 0/1; ``ME``/``ENGINE`` say who moves next in the
+    position after the opening (without one, ``ME`` is ``FIRST``)."""
+    usage = "usage: PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <column>,<column>,...]"
     opening: tuple[int, ...] = ()
     upper = [a.upper() for a in args]
     if "FROM" in upper:
@@ -135,20 +144,25 @@ def parse_play(
         if i != len(args) - 2:
             raise ParseError(Code.BAD_ARGUMENTS, usage)
         opening = parse_columns(args[i + 1])
-        args = args[:i]
+        args, upper = args[:i], upper[:i]
     if not 1 <= len(args) <= 3:
         raise ParseError(Code.BAD_ARGUMENTS, usage)
+    sides = [word for word in upper[1:] if word in _SIDES]
+    if len(sides) > 1:
+        raise ParseError(Code.BAD_ARGUMENTS, f"{usage} (one of {', '.join(_SIDES)})")
     engine, level = parse_engine(args[0])
-    player, size = 0, default_size
-    seen_side = seen_size = False
+    side, size = (sides[0] if sides else "FIRST"), default_size
+    seen_size = False
     for word in args[1:]:
-        if word.upper() in ("FIRST", "SECOND") and not seen_side:
-            player, seen_side = (0 if word.upper() == "FIRST" else 1), True
-        elif (s := parse_size(word)) is not None and not seen_size:
+        if word.upper() in _SIDES:
+            continue
+        if (s := parse_size(word)) is not None and not seen_size:
             check_size(s)
             size, seen_size = s, True
         else:
             raise ParseError(Code.BAD_ARGUMENTS, usage)
+    next_player = len(opening) % 2  # player 0 dropped the first stone of the opening
+    player = {"FIRST": 0, "SECOND": 1, "ME": next_player, "ENGINE": 1 - next_player}[side]
     return engine, level, player, size, opening
 
 
@@ -241,8 +255,10 @@ def board_line(board: Board) -> str:
     return "BOARD " + board.board_string()
 
 
-def picture(board: Board) -> list[str]:
-    return ["PICTURE " + line for line in board.drawing().split("\n")]
+def picture(board: Board, names: dict[int, str]) -> list[str]:
+    """The drawing for people as ``PICTURE`` lines, ending with the legend of the stones."""
+    legend = f"X player 0 {names[0]}, O player 1 {names[1]}"
+    return ["PICTURE " + line for line in board.drawing().split("\n")] + ["PICTURE " + legend]
 
 
 def played(player: int, column: int, row: int) -> str:
@@ -258,11 +274,37 @@ def your_move(board: Board, seconds_left: float | None) -> str:
     return f"YOURMOVE {seconds(seconds_left)} " + " ".join(map(str, board.legal_columns()))
 
 
-def result(me: int, winner: int | None, reason: Reason, line: tuple[int, int, int, int] | None) -> str:
-    """``RESULT <WIN|LOSE|DRAW> <reason> <winner 0|1|-> <x1> <y1> <x2> <y2>`` (-1s without a line)."""
+def result(me: int, winner: int | None, reason: Reason, lines: list[tuple[int, int, int, int]] = ()) -> str:
+    """``RESULT <WIN|LOSE|DRAW> <reason> <winner 0|1|-> <x1> <y1> <x2> <y2>`` (-1s without a line);
+    when the last stone completed several lines, the ends of each further one follow."""
     outcome = "DRAW" if winner is None else ("WIN" if winner == me else "LOSE")
-    x1, y1, x2, y2 = line or NO_LINE
-    return f"RESULT {outcome} {reason.value} {'-' if winner is None else winner} {x1} {y1} {x2} {y2}"
+    ends = " ".join(" ".join(map(str, line)) for line in (lines or [NO_LINE]))
+    return f"RESULT {outcome} {reason.value} {'-' if winner is None else winner} {ends}"
+
+
+def _cell(x: int, y: int) -> str:
+    return f"column {x} row {y}"
+
+
+def result_info(
+    me: int, winner: int | None, reason: Reason, lines: list[tuple[int, int, int, int]], names: dict[int, str],
+    culprit: int | None, strike_limit: int, move_time: float | None,
+) -> str:
+    """``INFO <sentence>``: the result in words, sent to people (drawings on) after ``RESULT``."""
+    if winner is None:
+        return "INFO a draw: the board is full"
+    if reason is Reason.FOUR:
+        ends = " and ".join(f"from {_cell(x1, y1)} to {_cell(x2, y2)}" for x1, y1, x2, y2 in lines)
+        who = "you won" if winner == me else f"{names[winner]} (player {winner}) won"
+        return f"INFO {who}: four in a line {ends}"
+    deed = {
+        Reason.RESIGN: "resigned",
+        Reason.STRIKES: f"made {strike_limit} protocol errors",
+        Reason.TIMEOUT: f"did not move within {seconds(move_time)} s",
+    }[reason]
+    loser = "you" if culprit == me else f"{names[culprit]} (player {culprit})"
+    gainer = "you win" if winner == me else f"{names[winner]} (player {winner}) wins"
+    return f"INFO {loser} {deed}: {gainer}"
 
 
 def abort(reason: Reason, text: str) -> str:

@@ -17,9 +17,18 @@ from zope.interface import Attribute, Interface
 
 from gamed.fight import wire
 from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Resolution, Result, judge
-from gamed.observers import Channel
+from gamed.observers import SHUTDOWN, Channel
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.textline import WriteBatch
+
+
+# Why a game ended, as its record and the web say (the AIs only ever see GAMEOVER&WIN/LOSE/DRAW).
+LAST_TEAM = "last team standing"  # the other teams' warriors were all killed
+ALL_KILLED = "all warriors killed"  # the last warriors of every team died in the same turn: a draw
+TURN_LIMIT = "turn limit"  # the last turn was played: most living warriors wins
+TIMEOUT = "timeout"  # a team ran out of time too many turns in a row and was disqualified
+DISCONNECT = "disconnect"  # a team's AI left
+# SHUTDOWN (gamed.observers): the server stopped the game: a draw, not rated.
 
 
 class IFightTeam(Interface):
@@ -70,7 +79,9 @@ class FightGame:
         self.over = False
         self.results: dict[int, Result] = {}
         self.winner: int | None = None
-        self.end_reason: str | None = None  # "end", "turn limit", "shutdown"...
+        self.end_reason: str | None = None  # LAST_TEAM, TURN_LIMIT, TIMEOUT ... once over
+        # Teams that left the game during the turn being played, with why (for the record's move).
+        self.dropped: dict[int, str] = {}
         self.started_at = clock.seconds()
         self._lines = [0] * len(self.players)
         self._on_end = on_end
@@ -99,14 +110,17 @@ class FightGame:
     def command(self, player: IFightTeam, text: str | None) -> None:
         """Handle one line from ``player``'s AI (None: a line that was too long or not text).
 
-        Exactly one reply line is sent, unless the AI is out of the game by the time the line is
-        handled (lines after the game-over line are never answered).
+        Exactly one reply line is sent (``HELP``: the help lines), unless the AI is out of the game
+        by the time the line is handled (lines after the game-over line are never answered).
         """
         team = self.team_of(player)
         self._turns.live_turn()  # a passed deadline ends the turn first: this line is the next turn's
         if self.over or team not in self.battle.playing:
             return
         self._lines[team] += 1
+        if text is not None and self._lines[team] <= self.max_lines and wire.is_help(text):
+            player.send_lines(list(wire.AI_HELP))
+            return
         command = wire.parse_command(text) if text is not None and self._lines[team] <= self.max_lines else None
         if command is None:
             player.send_lines([INVALID])
@@ -127,6 +141,7 @@ class FightGame:
         if self.over or team not in self.battle.playing:
             return
         self._log.info("fight game {game}: {name} (team {team}) left", game=self.id, name=self.names[team], team=team)
+        self.dropped[team] = f"{self.names[team]} (team {team}) left"
         with self.batch:
             self.battle.remove_team(team)
             self.channel.publish([wire.end_turn(team, "GONE")])
@@ -143,6 +158,7 @@ class FightGame:
 
     def _open_turn(self) -> None:
         self.turn += 1
+        self.dropped = {}
         self._lines = [0] * len(self.players)
         self.channel.publish([wire.turn(self.turn)])
         for team in sorted(self.battle.playing):
@@ -164,13 +180,9 @@ class FightGame:
         recipients = sorted(battle.playing)
         disqualified = {t for t in turn.struck_out if t in battle.playing}
         for team in sorted(disqualified):
-            self._log.info(
-                "fight game {game}: {name} (team {team}) disqualified after {n} timeouts in a row",
-                game=self.id,
-                name=self.names[team],
-                team=team,
-                n=self._turns.policy.limit,
-            )
+            why = f"{self.names[team]} (team {team}) disqualified after {self._turns.policy.limit} timeouts in a row"
+            self._log.info("fight game {game}: {why}", game=self.id, why=why)
+            self.dropped[team] = why
             battle.remove_team(team)
         over, results = judge(before, battle.counts(), self.turn, self.max_turns)
         results.update({t: Result.LOSE for t in disqualified})
@@ -180,7 +192,7 @@ class FightGame:
         if self._on_turn is not None:
             self._on_turn(self, resolution)
         if over:
-            self._end(results, "turn limit" if self.turn >= self.max_turns and len(battle.living_teams()) > 1 else "end")
+            self._end(results, self._reason(disqualified))
             return
         for team, result in sorted(results.items()):
             battle.remove_team(team)
@@ -188,6 +200,17 @@ class FightGame:
             self.results[team] = result
             self.players[team].game_ended(self, result)
         self._open_turn()
+
+    def _reason(self, disqualified: set[int]) -> str:
+        """Why the game is over after this turn's resolution: what took the last opponents out."""
+        if disqualified:
+            return TIMEOUT
+        if self.dropped:
+            return DISCONNECT
+        living = self.battle.living_teams()
+        if len(living) > 1:
+            return TURN_LIMIT
+        return LAST_TEAM if living else ALL_KILLED
 
     def _end(self, results: dict[int, Result], reason: str) -> None:
         self.over = True

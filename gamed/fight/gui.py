@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class FightGuiProtocol(BoundedOutput, TextLineProtocol):
-    """One observer connection: ``LIST``, ``WATCH&<id>``, ``QUIT``; anything else is ignored."""
+    """One observer connection: ``LIST``, ``WATCH&<id>``, ``QUIT``, ``HELP``; anything else is ignored."""
 
     def __init__(self, service: FightService):
         super().__init__(service.gui_limits, service.clock, service.batch)
@@ -46,11 +46,13 @@ class FightGuiProtocol(BoundedOutput, TextLineProtocol):
         keyword, argument = wire.parse_gui(text)
         if not self.authorized:
             token = self.service.config.gui_token
-            if keyword == "AUTH" and argument is not None and hmac.compare_digest(argument.encode(), token.encode()):
+            if keyword != "AUTH" or argument is None:
+                self.close("observer did not authenticate (no AUTH first)", [wire.DENIED_NO_AUTH])
+            elif hmac.compare_digest(argument.encode(), token.encode()):
                 self.authorized = True
                 self._start()
             else:
-                self.close("observer did not authenticate")
+                self.close("observer did not authenticate (wrong token)", [wire.DENIED_TOKEN])
             return
         if keyword == "LIST":
             self.send_lines(self.service.listing() + ["END"])
@@ -60,10 +62,12 @@ class FightGuiProtocol(BoundedOutput, TextLineProtocol):
                 self.service.watch(self, game)
         elif keyword == "QUIT":
             self.close("observer quit")
+        elif keyword == "HELP":
+            self.send_lines(list(wire.GUI_HELP))
 
     def on_line_too_long(self) -> None:
         if not self.authorized:
-            self.close("observer did not authenticate")
+            self.close("observer did not authenticate (no AUTH first)", [wire.DENIED_NO_AUTH])
 
     on_garbage = on_line_too_long
 

@@ -67,6 +67,9 @@ class FightProtocol(TextLineProtocol):
             if not self.done:
                 self.game.command(self, text)
             return
+        if wire.is_help(text):
+            self.send_lines(list(wire.AI_HELP))
+            return
         extension = wire.parse_extension(text)
         if extension is None:
             self.send_lines([INVALID])

@@ -16,7 +16,7 @@ from twisted.logger import Logger
 
 from gamed.config import FightConfig, Limits
 from gamed.fight import rules, wire
-from gamed.fight.game import FightGame
+from gamed.fight.game import SHUTDOWN, FightGame
 from gamed.fight.gui import FightGuiFactory, FightGuiProtocol
 from gamed.fight.protocol import FightFactory
 from gamed.fight.rules import FightMap, Resolution, Result, resolve_map
@@ -117,8 +117,7 @@ class FightService(GameService):
             for move, state in self._held.pop(game.id, ()):
                 table.moved(None, move, state, None)  # the game is over: nothing is held back any more
             scores = tuple(_SCORES.get(game.results.get(team), 0.0) for team in range(len(game.players)))
-            reason = game.end_reason or "end"
-            table.finish(scores, reason, rated=reason != "shutdown")
+            table.finish(scores, game.end_reason, rated=game.end_reason != SHUTDOWN)
         for observer in [o for o, g in self._watching.items() if g is game]:
             del self._watching[observer]
             self.follow(observer)
@@ -141,11 +140,9 @@ class FightService(GameService):
         table = self.live.get(game.id)
         if table is None:
             return
-        move = f"turn {game.turn}"
-        if resolution.shots:
-            move += ": " + ", ".join(
-                f"{s.team}.{s.number} shoots {s.direction.name.lower()} ({s.hit.value.lower()})" for s in resolution.shots
-            )
+        events = [f"{s.team}.{s.number} shoots {s.direction.name.lower()} ({s.hit.value.lower()})" for s in resolution.shots]
+        events += [why for _, why in sorted(game.dropped.items())]
+        move = f"turn {game.turn}" + (": " + ", ".join(events) if events else "")
         state = rules.spectator_state(game.battle, game.turn, resolution, self._walls)
         lag = self.config.gui_lag
         if not lag:
@@ -161,7 +158,7 @@ class FightService(GameService):
         if self.games:
             self._log.info("aborting {n} running fight games for shutdown", n=len(self.games))
         for game in list(self.games.values()):
-            game.abort("shutdown")
+            game.abort(SHUTDOWN)
 
     # --- observers -------------------------------------------------------------------------
 

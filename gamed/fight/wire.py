@@ -74,6 +74,28 @@ def parse_extension(text: str) -> tuple[str, str] | None:
     return keyword, value
 
 
+# HELP (a gamed addition for people testing by hand; an original AI never sends it): the commands,
+# one ``HELP&`` line each, then ``HELP&END``.
+AI_HELP = (
+    "HELP&n&POS          the position of warrior n (0-4): row,col",
+    "HELP&n&DIR          its facing: UP, DOWN, LEFT or RIGHT",
+    "HELP&n&SAW          what it sees: row,col,T joined by & (E enemy, O teammate, # wall, x body)",
+    "HELP&n&MOVE&D       move one square toward D (UP, DOWN, LEFT, RIGHT) and face D",
+    "HELP&n&SHOOT[&D]    turn toward D, shoot three squares when the turn ends",
+    "HELP&n&NONE[&D]     turn toward D without moving; a bare NONE passes",
+    "HELP&NAME&<name>    before the game: your team's name",
+    "HELP&TABLE&<table>  before the game: play at a named table",
+    "HELP&one action (MOVE, SHOOT, NONE&D) per warrior per turn; the turn ends when all AIs are done",
+    "HELP&replies: 255 done, 100 invalid, 111 square not empty, 112 off the map, 120 already acted",
+    "HELP&END",
+)
+
+
+def is_help(text: str) -> bool:
+    """True for the ``HELP`` command (any case)."""
+    return text.strip().upper() == "HELP"
+
+
 def report(resolution: Resolution, team: int) -> list[str]:
     """The ``200`` block for ``team`` (without the READY or game-over line that follows it)."""
     lines = [REPORT]
@@ -89,6 +111,17 @@ def game_over(result: Result) -> str:
 # --- observers (spec §9) ------------------------------------------------------------------
 
 HELLO = "HELLO&VF-OBSERVER&1"
+
+GUI_HELP = (
+    "HELP&LIST        the running games: GAME&<id>&<team names>&<turn> lines, then END",
+    "HELP&WATCH&<id>  follow game <id>",
+    "HELP&QUIT        close the connection",
+    "HELP&END",
+)
+
+# The reply to a wrong first line when the GUI port requires a token (then the server closes).
+DENIED_NO_AUTH = "DENIED&this server requires AUTH&<token> as the first line"
+DENIED_TOKEN = "DENIED&wrong token"
 
 
 def parse_gui(text: str) -> tuple[str, str | None]:

@@ -67,7 +67,7 @@ class KalahaGame:
         self.clock = clock
         self.started_at = clock.seconds()
         self.move_time = move_time or None
-        # Kalaha allows no pass, so the first timeout ends the game (one strike).
+        # Kalaha allows no pass, so the first timeout ends the game (one strike): it loses.
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
 
     def side_of(self, player: IKalahaPlayer) -> str:
@@ -82,6 +82,11 @@ class KalahaGame:
     @property
     def over(self) -> bool:
         return self.outcome is not None
+
+    @property
+    def to_move(self) -> str:
+        """The side whose move it is (the last mover's once the game is over)."""
+        return self.position.to_move
 
     def start(self) -> None:
         """Tell both players the game began and ask A for the first move."""
@@ -122,9 +127,13 @@ class KalahaGame:
         if self.strike_limit and self.strikes[side] >= self.strike_limit:
             self._end(Reason.STRIKES, winner=other(side), culprit=side)
             return True
-        if side == self.position.to_move:
-            player.your_move(self, self._turns.remaining())
+        self.ask_again(player)
         return False
+
+    def ask_again(self, player: IKalahaPlayer) -> None:
+        """After a refused line: prompt ``player`` again if it is its move (the clock runs on)."""
+        if not self.over and self.side_of(player) == self.position.to_move:
+            player.your_move(self, self._turns.remaining())
 
     def resign(self, player: IKalahaPlayer) -> None:
         if not self.over:
@@ -152,8 +161,8 @@ class KalahaGame:
         if self.over:
             return
         side = next(iter(turn.seats))
-        if turn.timed_out:
-            self._end(Reason.TIMEOUT, winner=None, culprit=side)
+        if turn.timed_out:  # a loss for the player out of time, as in every game of gamed
+            self._end(Reason.TIMEOUT, winner=other(side), culprit=side)
             return
         move: Move = turn.actions[side][-1]
         self.position = move.position

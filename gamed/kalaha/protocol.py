@@ -39,6 +39,7 @@ class KalahaProtocol(CommandProtocol):
         self.named = False  # True once the player gave a name (only named players are rated)
         self.game: KalahaGame | None = None
         self.board_on = service.config.board
+        self.strike_people = service.config.strike_people
         self._join_call = None
 
     def __repr__(self) -> str:
@@ -142,7 +143,7 @@ class KalahaProtocol(CommandProtocol):
             return self.send_lines([f"OK BOARD {switch}"])
         if self.game is None:
             return self._error(Code.NOT_NOW, "you are not in a game yet")
-        self.send_lines(wire.board(self.game.position))
+        self.send_lines(wire.board(self.game.position, self.game.side_of(self)))
 
     def _position(self, args: list[str]) -> None:
         if self.game is None:
@@ -222,7 +223,7 @@ class KalahaProtocol(CommandProtocol):
         lines = [] if move is None else [wire.played(move)]
         lines.append(wire.position(game.position))
         if self.board_on:
-            lines.extend(wire.board(game.position))
+            lines.extend(wire.board(game.position, game.side_of(self)))
         if not game.position.over:
             lines.append(wire.turn(game.position, game.names))
         self.send_lines(lines)

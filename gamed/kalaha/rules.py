@@ -112,7 +112,7 @@ class Move:
     pit: int  # 1..6 on the mover's side
     sown: int
     last: int  # board index where the last stone fell
-    extra_turn: bool
+    extra_turn: bool  # the last stone fell in the mover's store (it moves again unless the game is over)
     captured: int  # stones moved to the store by a capture, the capturing stone included
     swept: int  # stones swept into a store because the next player had no move
     position: Position  # the position after the move
@@ -187,7 +187,7 @@ def play(position: Position, pit: int) -> Move:
 
 
 class Reason(enum.Enum):
-    """How a game ended. The first three are results; the others abort the game."""
+    """How a game ended. The first four are results (a timeout loses); the others abort the game."""
 
     END = "END"
     RESIGN = "RESIGN"
@@ -197,7 +197,7 @@ class Reason(enum.Enum):
     SHUTDOWN = "SHUTDOWN"
 
 
-ABORTS = frozenset({Reason.TIMEOUT, Reason.DISCONNECT, Reason.SHUTDOWN})
+ABORTS = frozenset({Reason.DISCONNECT, Reason.SHUTDOWN})
 
 
 @attrs.frozen

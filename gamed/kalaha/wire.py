@@ -106,9 +106,7 @@ def game_over(
     who = "you" if outcome.culprit == me else culprit
     reason = outcome.reason
     if outcome.aborted:
-        if reason is Reason.TIMEOUT:
-            text = f"{who} did not move within {seconds(move_time)} s"
-        elif reason is Reason.DISCONNECT:
+        if reason is Reason.DISCONNECT:
             text = f"{culprit} disconnected"
         else:
             text = "the server is shutting down"
@@ -119,6 +117,8 @@ def game_over(
             text = f"{who} resigned"
         elif reason is Reason.STRIKES:
             text = f"{who} made {strike_limit} protocol errors"
+        elif reason is Reason.TIMEOUT:
+            text = f"{who} did not move within {seconds(move_time)} s"
         else:
             text = f"{pos.store(me)} to {pos.store(other(me))}"
         last = f"RESULT {result} {reason.value} {text}"
@@ -135,14 +135,19 @@ def position(pos: Position) -> str:
 
 
 def played(move: Move) -> str:
-    """``PLAYED <side> <pit> SOWN <n>`` followed by what else the move did."""
+    """``PLAYED <side> <pit> SOWN <n>`` followed by what else the move did, in a fixed order:
+    ``CAPTURE <k>``, ``EXTRA`` (the mover moves again), ``SWEEP <m>``, and ``END`` on the move that
+    ends the game (which then has no ``EXTRA``: nobody moves again)."""
+    over = move.position.over
     parts = [f"PLAYED {move.side} {move.side}{move.pit} SOWN {move.sown}"]
     if move.captured:
         parts.append(f"CAPTURE {move.captured}")
-    if move.extra_turn:
+    if move.extra_turn and not over:
         parts.append("EXTRA")
     if move.swept:
         parts.append(f"SWEEP {move.swept}")
+    if over:
+        parts.append("END")
     return " ".join(parts)
 
 
@@ -150,18 +155,22 @@ def legal_pits(pos: Position) -> str:
     return " ".join(pit_name(pit_index(pos.to_move, n)) for n in pos.legal_moves())
 
 
-def board(pos: Position) -> list[str]:
-    """A drawing of the board for people, as ``BOARD`` lines (B's row on top, as seen from A)."""
+def board(pos: Position, reader: str = A) -> list[str]:
+    """A drawing of the board for people, as ``BOARD`` lines, seen from the ``reader``'s side: its
+    own row at the bottom, sown left to right towards its store on the right; the opponent's row
+    on top, right to left, and the opponent's store on the left."""
     p = pos.pits
-    top = "".join(f"{p[i]:>4}" for i in range(12, 6, -1))
-    bottom = "".join(f"{p[i]:>4}" for i in range(0, 6))
+    own, opp = pit_index(reader, 1), pit_index(other(reader), 1)
+    top = "".join(f"{p[i]:>4}" for i in range(opp + 5, opp - 1, -1))
+    bottom = "".join(f"{p[i]:>4}" for i in range(own, own + 6))
+    mine, theirs = reader, other(reader)
     rule = "-" * 32
     return [
-        "BOARD" + " " * 12 + "B6  B5  B4  B3  B2  B1",
+        "BOARD" + " " * 12 + "  ".join(f"{theirs}{n}" for n in range(6, 0, -1)),
         f"BOARD     +{rule}+",
         f"BOARD     |    {top}    |",
-        f"BOARD  B7 | {p[13]:>2} {' ' * 24} {p[6]:>2} | A7",
+        f"BOARD  {theirs}7 | {p[opp + 6]:>2} {' ' * 24} {p[own + 6]:>2} | {mine}7",
         f"BOARD     |    {bottom}    |",
         f"BOARD     +{rule}+",
-        "BOARD" + " " * 12 + "A1  A2  A3  A4  A5  A6",
+        "BOARD" + " " * 12 + "  ".join(f"{mine}{n}" for n in range(1, 7)),
     ]

@@ -289,6 +289,9 @@ class StrategoReferee:
         self.log: list[str] = []
         self.revealed: set[int] = set()  # cells whose piece combat has shown
         self.last: tuple[int, int] | None = None  # the last legal move's (source, target) cells
+        # The move that took the flag: the UCC manager leaves its board as it was (the log and the
+        # programs see that board), but spectators see the capture, the attacker on the flag's square.
+        self.captured: tuple[int, int] | None = None
         self._on_start = on_start
         self._on_move = on_move
         self._on_log = on_log
@@ -299,8 +302,14 @@ class StrategoReferee:
 
     def spectator_state(self, over: bool = False) -> dict:
         """The board as spectators may see it (``rules.board_spectator_state``): pieces whose type
-        combat showed, everything when ``over``."""
-        return rules.board_spectator_state(self.board, self.revealed, self.last, over)
+        combat showed, everything when ``over``; after a flag capture the attacker stands on the
+        flag's square and the flag is gone."""
+        if self.captured is None:
+            return rules.board_spectator_state(self.board, self.revealed, self.last, over)
+        source, target = self.captured
+        board = self.board.copy()
+        rules.apply_fight(board, source, target, Fight.FLAG)
+        return rules.board_spectator_state(board, self.revealed | {target}, self.last, over)
 
     def write(self, line: str) -> None:
         self.log.append(line)
@@ -459,6 +468,7 @@ class StrategoReferee:
             a, d = rules.unit_of(cells[source]), rules.unit_of(defender)
             fight = rules.fight_of(rules.attack(a, d, rules.UCC_OPTIONS))
             if fight is Fight.FLAG:
+                self.captured = (source, target)
                 self.write(f"{prefix}{reply} VICTORY_FLAG")
                 if self._on_move is not None:
                     self._on_move(self, side, f"{reply} VICTORY_FLAG")

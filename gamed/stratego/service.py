@@ -1,10 +1,17 @@
 """Stratego matches as a service: registered AI programs play round-robin tournaments.
 
-Each tournament gets a directory under the state directory: ``logs/`` holds every game's §8 log
-(replayable with ``gamed-stratego -f``) and each AI's captured stderr, ``results.jsonl`` one JSON
-object per finished game (appended and flushed as each game ends, so nothing recorded is lost).
-``gamed-tournament standings DIR`` prints the table. Games run concurrently up to a limit; a
-crashing, hanging or flooding AI affects only its own game (the referee's process seats).
+Each tournament gets a directory under the state directory: ``tournament.json`` says which
+tournament it is (the programs, rounds, games and match settings), ``logs/`` holds every game's §8
+log (replayable with ``gamed-stratego -f``) and each AI's captured stderr, ``results.jsonl`` one
+JSON object per finished or aborted game (appended and flushed as each game ends, so nothing
+recorded is lost). ``gamed-tournament standings DIR`` prints the table. Games run concurrently up
+to a limit; a crashing, hanging or flooding AI affects only its own game (the referee's process
+seats).
+
+The daemon's tournament (``[stratego] rounds``) continues at the next start: the newest directory
+whose ``tournament.json`` matches the configuration is taken up again, and the games it has no
+result for (not played yet, cut off by a crash, or aborted by a shutdown) are played; a complete
+one is not played again. Moving the directory away starts a fresh tournament.
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ from twisted.logger import Logger
 
 from gamed.config import AiProgram, Limits, StrategoConfig
 from gamed.gameservice import GameService
-from gamed.observers import LiveHub, LiveTable
+from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.stratego import tournament
 from gamed.stratego.referee import COLOURS, MatchOptions, MatchResult, Outcome, StrategoReferee
 
 RESULTS = "results.jsonl"
+MANIFEST = "tournament.json"
 
 
 def match_options(config: StrategoConfig) -> MatchOptions:
@@ -69,10 +77,44 @@ def match_scores(result: MatchResult | None) -> tuple[tuple[float, float], bool]
     return (scores[0], scores[1]), True
 
 
+def identity(config: StrategoConfig, ais: list[AiProgram], rounds: int) -> dict:
+    """What makes two tournaments the same one (JSON-able): the programs as registered, the rounds,
+    the games per pair and the settings that change how a match is played."""
+    return {
+        "programs": [{"name": a.name, "command": a.command, "opponent": a.shown, "workdir": a.workdir} for a in ais],
+        "rounds": rounds,
+        "games": config.games,
+        "match": {
+            "max_turns": config.max_turns,
+            "timeout": config.timeout,
+            "pause": config.pause,
+            "allow_illegal": config.allow_illegal,
+        },
+    }
+
+
+def read_manifest(directory: pathlib.Path) -> dict | None:
+    """The ``tournament.json`` of a tournament directory (None: none, or unreadable)."""
+    try:
+        data = json.loads((pathlib.Path(directory) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def table(directory: pathlib.Path) -> list[str]:
     """The standings of a tournament directory as text lines."""
     games = [r for r in read_results(directory) if not r.get("aborted")]
     return tournament.render(tournament.standings((g["red"], g["blue"], g["result"]) for g in games))
+
+
+def _free_stem(logs: pathlib.Path, stem: str) -> str:
+    """``stem``, or ``stem-2``, ``stem-3``... whichever names no log yet (a game aborted twice)."""
+    candidate, n = stem, 1
+    while (logs / f"{candidate}.log").exists():
+        n += 1
+        candidate = f"{stem}-{n}"
+    return candidate
 
 
 class StrategoService(GameService):
@@ -104,7 +146,7 @@ class StrategoService(GameService):
     def startService(self) -> None:  # noqa: N802
         super().startService()
         if self.config.rounds:
-            d = self.run_tournament(self.config.rounds)
+            d = self.run_tournament(self.config.rounds, resume=True)
             d.addErrback(lambda f: self._log.failure("tournament failed", f))
 
     def abort_games(self) -> None:
@@ -118,43 +160,96 @@ class StrategoService(GameService):
             for seat in referee.seats:
                 seat.kill()
 
-    def stopService(self) -> Deferred:  # noqa: N802
-        stopped = super().stopService()
-        waits = [stopped] + [d for d in self.tournaments if not d.called]
-        return defer.gatherResults(waits, consumeErrors=True).addErrback(lambda f: None)
+    def games_ending(self) -> list[Deferred]:
+        """The aborted games end once their programs are dead; each tournament then records them."""
+        running = [d for d in self.tournaments if not d.called]
+        if not running:
+            return []
+        d = defer.DeferredList(running, consumeErrors=True)
+        return [d]
 
     # --- tournaments -----------------------------------------------------------------------
 
-    def run_tournament(self, rounds: int = 1, names: list[str] | None = None) -> Deferred:
+    def run_tournament(self, rounds: int = 1, names: list[str] | None = None, resume: bool = False) -> Deferred:
         """Play ``rounds`` round-robin rounds between ``names`` (default: every registered AI).
-        Fires with the tournament directory once every game is recorded."""
+        Fires with the tournament directory once every game is recorded. With ``resume``, the
+        newest tournament of the state directory that is this same tournament is continued (or,
+        when complete, left as it is) instead of starting a fresh one."""
         names = list(self.ais) if names is None else names
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        wanted = identity(self.config, [self.ais[n] for n in names], rounds)
+        directory = self._same_tournament(wanted) if resume else None
+        if directory is None:
+            directory = self._new_tournament(wanted)
+        d = defer.ensureDeferred(self._tournament(directory, names, rounds))
+        self.tournaments.append(d)
+        return d
+
+    def _same_tournament(self, wanted: dict) -> pathlib.Path | None:
+        """The newest tournament directory whose manifest is ``wanted``."""
+        found = []
+        for directory in self.state_dir.glob("tournament-*"):
+            manifest = read_manifest(directory)
+            if manifest is not None and manifest.get("tournament") == wanted:
+                found.append((str(manifest.get("created", "")), directory.name, directory))
+        return max(found)[2] if found else None
+
+    def _new_tournament(self, wanted: dict) -> pathlib.Path:
+        now = datetime.datetime.now(datetime.timezone.utc)
+        stamp = now.strftime("%Y%m%dT%H%M%SZ")
         directory = self.state_dir / f"tournament-{stamp}"
         n = 1
         while directory.exists():
             n += 1
             directory = self.state_dir / f"tournament-{stamp}-{n}"
         (directory / "logs").mkdir(parents=True)
-        d = defer.ensureDeferred(self._tournament(directory, names, rounds))
-        self.tournaments.append(d)
-        return d
+        partial = directory / (MANIFEST + ".new")
+        partial.write_text(json.dumps({"tournament": wanted, "created": now.isoformat()}, indent=1) + "\n", encoding="utf-8")
+        partial.replace(directory / MANIFEST)  # whole or not at all
+        return directory
 
     async def _tournament(self, directory: pathlib.Path, names: list[str], rounds: int) -> pathlib.Path:
-        self._log.info(
-            "stratego tournament {dir}: {n} programs, {rounds} round(s)", dir=str(directory), n=len(names), rounds=rounds
-        )
+        planned = tournament.schedule(names, rounds, self.config.games)
+        left = tournament.remaining(planned, read_results(directory))
+        where = str(directory)
+        if not left:
+            self._log.info(
+                "stratego tournament {dir} is complete ({n} games); move it away to play a fresh one",
+                dir=where,
+                n=len(planned),
+            )
+            return directory
+        if len(left) < len(planned):
+            self._log.info(
+                "stratego tournament {dir}: continuing, {done} of {n} games recorded, {left} to play",
+                dir=where,
+                done=len(planned) - len(left),
+                n=len(planned),
+                left=len(left),
+            )
+        else:
+            self._log.info(
+                "stratego tournament {dir}: {n} programs, {rounds} round(s)", dir=where, n=len(names), rounds=rounds
+            )
         limit = defer.DeferredSemaphore(self.config.concurrency)
-        game = 0
-        for round_no in range(1, rounds + 1):
-            games = []
-            for red, blue in tournament.pairings(names, self.config.games):
-                game += 1
-                games.append(limit.run(self._game_in_tournament, directory, round_no, game, red, blue))
+        for round_no in sorted({p.round for p in left}):
+            games = [
+                limit.run(self._game_in_tournament, directory, p.round, p.game, p.red, p.blue)
+                for p in left
+                if p.round == round_no
+            ]
             await defer.gatherResults(games, consumeErrors=True)
             if self._stopping:
                 break
-        self._log.info("stratego tournament {dir} finished: {n} games", dir=str(directory), n=game)
+        missing = len(tournament.remaining(planned, read_results(directory)))
+        if missing:
+            self._log.info(
+                "stratego tournament {dir} stopped: {done} of {n} games recorded; the next start continues it",
+                dir=where,
+                done=len(planned) - missing,
+                n=len(planned),
+            )
+            return directory
+        self._log.info("stratego tournament {dir} finished: {n} games", dir=where, n=len(planned))
         for line in table(directory):
             self._log.info("{line}", line=line)
         return directory
@@ -185,10 +280,13 @@ class StrategoService(GameService):
             result = await referee.run()
         finally:
             self._running.discard(referee)
+        if referee.aborted:
+            result = None  # whatever the killed programs did last, a game the shutdown ended has no result
         logs = directory / "logs"
         lines = referee.log if result is None else result.log  # None: aborted, no result line
         log_text = "".join(line + "\n" for line in lines)
-        (logs / f"{base}.log").write_bytes(log_text.encode("latin-1", "replace"))
+        stem = base if result is not None else _free_stem(logs, f"{base}.aborted")  # the replay gets base
+        (logs / f"{stem}.log").write_bytes(log_text.encode("latin-1", "replace"))
         if self.hub is not None:
             self._finish_table(live, referee, result, red, blue, round_no, game, log_text)
         record = {
@@ -201,8 +299,8 @@ class StrategoService(GameService):
             "started": started.isoformat(),
             "ended": datetime.datetime.now(datetime.timezone.utc).isoformat(),
             "result": None if result is None else result.line,
-            "reason": "aborted for shutdown" if result is None else result.reason,
-            "log": f"logs/{base}.log",
+            "reason": SHUTDOWN if result is None else result.reason,
+            "log": f"logs/{stem}.log",
             "aborted": referee.aborted,
         }
         for side, seat in zip(("red", "blue"), seats):
@@ -210,7 +308,7 @@ class StrategoService(GameService):
             record[f"{side}_signal"] = getattr(seat, "exit_signal", None)
             text = getattr(seat, "stderr_text", b"") or b""
             if text:
-                (logs / f"{base}.{side}.stderr").write_bytes(text)
+                (logs / f"{stem}.{side}.stderr").write_bytes(text)
         with open(directory / RESULTS, "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
             f.flush()
@@ -261,7 +359,7 @@ class StrategoService(GameService):
         try:
             table = live[0] if live else self._open_table(referee, red, blue, round_no, game)
             scores, rated = match_scores(result)
-            reason = "aborted for shutdown" if result is None else result.reason
+            reason = SHUTDOWN if result is None else result.reason
             table.finish(scores, reason, referee.spectator_state(over=True), rated=rated, extra={"ucc_log": log_text})
         except Exception:
             self._log.failure("stratego: the live table could not be finished")

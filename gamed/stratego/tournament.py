@@ -1,4 +1,5 @@
-"""Round-robin Stratego tournaments as pure functions: the pairings, the 2012 scoring table, standings.
+"""Round-robin Stratego tournaments as pure functions: the pairings, the schedule and what is left
+of it, the 2012 scoring table, standings.
 
 A round plays every ordered pair (red, blue) with red != blue ``games/2`` times, so each program
 plays both colours equally often (ucc-stratego §12.2). Results score with the tournament runner's
@@ -29,6 +30,34 @@ def pairings(names: Iterable[str], games: int) -> list[tuple[str, str]]:
     names = list(names)
     ordered = [(red, blue) for red in names for blue in names if red != blue]
     return [pair for _ in range(games // 2) for pair in ordered]
+
+
+@attrs.frozen
+class Planned:
+    """One game of a tournament: its number (from 1, in playing order), its round and its sides."""
+
+    game: int
+    round: int
+    red: str
+    blue: str
+
+
+def schedule(names: Iterable[str], rounds: int, games: int) -> list[Planned]:
+    """Every game of a tournament of ``rounds`` rounds, numbered in playing order; the same names,
+    rounds and games always give the same schedule (so a stopped tournament can be continued)."""
+    names = list(names)
+    out = []
+    for round_no in range(1, rounds + 1):
+        for red, blue in pairings(names, games):
+            out.append(Planned(len(out) + 1, round_no, red, blue))
+    return out
+
+
+def remaining(planned: Iterable[Planned], recorded: Iterable[dict]) -> list[Planned]:
+    """The planned games without a recorded result: never played, cut off by a crash, or aborted
+    by a shutdown (``recorded``: the results lines, ``{"game": n, "aborted": bool, ...}``)."""
+    done = {r.get("game") for r in recorded if not r.get("aborted")}
+    return [p for p in planned if p.game not in done]
 
 
 @attrs.frozen

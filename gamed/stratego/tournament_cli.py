@@ -5,7 +5,8 @@
     gamed-tournament games DIR            one line per recorded game
 
 The daemon runs the same tournaments (``[stratego] rounds`` in its config); both write a
-directory with ``results.jsonl`` and ``logs/`` under the state directory.
+directory with ``tournament.json``, ``results.jsonl`` and ``logs/`` under the state directory.
+The daemon continues its tournament at the next start; ``run`` always plays a fresh one.
 """
 
 from __future__ import annotations

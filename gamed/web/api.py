@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import urllib.parse
 from collections.abc import Callable
 
 from twisted.internet import defer
@@ -20,11 +21,14 @@ from twisted.python.failure import Failure
 from twisted.web import resource, server, static
 from zope.interface import implementer
 
+from gamed import __version__
 from gamed.observers import ILiveViewer, LiveHub, event_frame
+from gamed.ports import ListeningPorts
 from gamed.records import GAME_TYPES
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_LIMIT = 500  # matches or ratings in one answer
+MAX_NAME = 100  # characters of a player's name (the games allow 32; programs' names may be longer)
 
 
 def _json_bytes(data: object) -> bytes:
@@ -149,15 +153,16 @@ class EventStream:
 
 
 class ApiResource(resource.Resource):
-    """``/api/...``: games, their event streams, matches and ratings."""
+    """``/api/...``: the server's ports, games, their event streams, matches, players and ratings."""
 
     isLeaf = True
     _log = Logger()
 
-    def __init__(self, hub: LiveHub, streams: StreamRegistry):
+    def __init__(self, hub: LiveHub, streams: StreamRegistry, ports: ListeningPorts | None = None):
         super().__init__()
         self.hub = hub
         self.streams = streams
+        self.ports = ports if ports is not None else ListeningPorts()
 
     @property
     def store(self):
@@ -177,6 +182,10 @@ class ApiResource(resource.Resource):
 
     def _route(self, request: server.Request, parts: list[str]):
         match parts:
+            case ["server"]:
+                return write_json(
+                    request, {"version": __version__, "ports": self.ports.as_json(), "records": self.store is not None}
+                )
             case ["games"]:
                 return write_json(request, self.hub.games())
             case ["games", table_id]:
@@ -194,11 +203,21 @@ class ApiResource(resource.Resource):
             case ["matches"]:
                 limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
                 game = _str_arg(request, "game")
+                played = not _yes_no_arg(request, "unplayed", True)
                 if game and game not in GAME_TYPES:
                     raise _BadRequest(f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
                 if self.store is None:
                     return write_json(request, {"matches": []})
-                return self._later(request, self.store.recent(limit, game), lambda m: {"matches": m})
+                d = self.store.recent(limit, game, played=played)
+                return self._later(request, d, lambda m: {"matches": m})
+            case ["players", quoted]:
+                name = urllib.parse.unquote(quoted)
+                limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
+                played = not _yes_no_arg(request, "unplayed", True)
+                missing = f"no player {name[:MAX_NAME]}"
+                if self.store is None or not name or len(name) > MAX_NAME:
+                    return _not_found(request, missing + (" (no records are kept)" if self.store is None else ""))
+                return self._later(request, self.store.player(name, limit, played), lambda p: p, missing)
             case ["matches", match_id]:
                 if not match_id.isdigit():
                     return _not_found(request, f"no match {match_id}")
@@ -279,6 +298,17 @@ def _str_arg(request: server.Request, name: str) -> str | None:
     return values[0].decode("utf-8", "replace")
 
 
+def _yes_no_arg(request: server.Request, name: str, default: bool) -> bool:
+    text = _str_arg(request, name)
+    if text is None:
+        return default
+    if text.lower() in ("yes", "1", "true"):
+        return True
+    if text.lower() in ("no", "0", "false"):
+        return False
+    raise _BadRequest(f"{name} must be yes or no, not {text[:40]!r}")
+
+
 def _int_arg(request: server.Request, name: str, default: int, low: int, high: int) -> int:
     text = _str_arg(request, name)
     if text is None:
@@ -324,6 +354,7 @@ class StaticFiles(static.File):
         ".css": "text/css; charset=utf-8",
         ".json": "application/json",
         ".svg": "image/svg+xml",
+        ".ico": "image/x-icon",
     }
 
     def __init__(self, path, *args, **kwargs):
@@ -339,7 +370,9 @@ class StaticFiles(static.File):
         return f
 
 
-def build_root(hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path = STATIC) -> resource.Resource:
+def build_root(
+    hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path = STATIC, ports: ListeningPorts | None = None
+) -> resource.Resource:
     """The site's root: the static pages, with ``/api`` beside them."""
     root: resource.Resource
     if static_dir.is_dir():
@@ -347,5 +380,5 @@ def build_root(hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path =
     else:
         root = resource.Resource()
         root.childNotFound = JsonError(404, "no such page")
-    root.putChild(b"api", ApiResource(hub, streams))
+    root.putChild(b"api", ApiResource(hub, streams, ports))
     return root

@@ -10,6 +10,7 @@ from twisted.web import server
 
 from gamed.config import Limits, WebConfig
 from gamed.observers import LiveHub
+from gamed.ports import ListeningPorts
 from gamed.textline import ConnectionLimits
 from gamed.web.api import STATIC, StreamRegistry, build_root
 
@@ -33,19 +34,29 @@ def _refusal(why: str) -> bytes:
 
 class WebService(MultiService):
     """Serves the site of ``hub``; sends keep-alive comments on every event stream and ends the
-    streams cleanly when the daemon stops."""
+    streams cleanly when the daemon stops. ``ports`` are the daemon's listening ports, which the
+    site shows visitors (``/api/server``)."""
 
     _log = Logger()
     name = "web"
 
-    def __init__(self, config: WebConfig, limits: Limits, hub: LiveHub, clock: IReactorTime, static_dir=STATIC):
+    def __init__(
+        self,
+        config: WebConfig,
+        limits: Limits,
+        hub: LiveHub,
+        clock: IReactorTime,
+        static_dir=STATIC,
+        ports: ListeningPorts | None = None,
+    ):
         super().__init__()
         self.config = config
         self.limits = limits
         self.hub = hub
         self.clock = clock
         self.streams = StreamRegistry(config.max_viewers, config.viewer_buffer)
-        self.root = build_root(hub, self.streams, static_dir)
+        self.ports = ports if ports is not None else ListeningPorts()
+        self.root = build_root(hub, self.streams, static_dir, self.ports)
         self._keepalive = task.LoopingCall(self.streams.keepalive)
         self._keepalive.clock = clock
 

@@ -27,7 +27,8 @@ import warnings
 
 import pytest
 
-from tests.integration.support import _LISTENING, LOOPBACK, ROOT, TWISTD, child_env, gamed_args
+from gamed.ports import parse_ready_line
+from tests.integration.support import LOOPBACK, ROOT, TWISTD, child_env, flag_capture_config, gamed_args
 
 CHROMIUM = os.environ.get("GAMED_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("GAMED_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -130,12 +131,14 @@ class Site:
 
 @pytest.fixture(scope="session")
 def site(browser, tmp_path_factory):
-    """One daemon for the browser tests: Kalaha, Virtual Fight, Connect Four (built-in engines), the
-    web site, records in SQLite."""
+    """One daemon for the browser tests: Kalaha, Virtual Fight, Connect Four (built-in engines), a
+    Stratego tournament of two one-move games, the web site, records in SQLite."""
     if not TWISTD or not pathlib.Path(TWISTD).exists():
         pytest.fail(f"{TWISTD} is missing")
-    records = tmp_path_factory.mktemp("records") / "gamed.sqlite"
+    state = tmp_path_factory.mktemp("state")
+    records = state / "gamed.sqlite"
     args = gamed_args(
+        "--config", str(flag_capture_config(state)),
         "--web", LOOPBACK, "--records", str(records), "--max-per-peer", "0", "--line-rate", "0",
         "--kalaha-move-time", "0", "--fight-turn-time", "20",
         "--connect4", LOOPBACK, "--connect4-engines", "", "--connect4-move-time", "0",
@@ -152,9 +155,9 @@ def site(browser, tmp_path_factory):
     def read():
         for line in proc.stdout:
             output.append(line)
-            for m in _LISTENING.finditer(line.encode()):
-                ports[m[1].decode()] = int(m[2])
-            if {"web", "kalaha", "fight", "connect4"} <= ports.keys():
+            found = parse_ready_line(line)
+            if found is not None:
+                ports.update({option: where[0][1] for option, where in found.items()})
                 ready.set()
         ready.set()
 

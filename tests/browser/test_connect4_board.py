@@ -39,8 +39,13 @@ def test_the_board_of_a_running_connect4_game_updates_and_marks_the_win(site, pa
         played[(column, row)] = (n - 1) % 2
         expected = {f"{x},{y}": seat for (x, y), seat in played.items()}
         wait_for(page, lambda d: d.execute_script(_READ)["discs"] == expected, f"move {n} on the board")
+        if n == 1:
+            assert page.find_element(By.ID, "to-move").text == "seat 1 (O) dimitri"
     wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
     board = page.execute_script(_READ)
     assert board["win"] == ["0,0", "0,1", "0,2", "0,3"] and board["moves"] == 7
-    assert "carla won" in page.find_element(By.ID, "result").text
+    assert page.find_element(By.ID, "result").text.startswith("carla won: four in a row")
+    # Over: no "to move" any more, the result in words instead.
+    assert not page.find_element(By.ID, "to-move").is_displayed()
+    assert page.find_element(By.CSS_SELECTOR, ".turn-line").text == "Turn 7; finished: carla won: four in a row"
     screenshot(page, "connect4-board-won")

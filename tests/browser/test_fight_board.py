@@ -64,6 +64,9 @@ def test_the_board_of_a_running_fight_updates_as_turns_are_played(site, page, co
         )
         assert page.find_elements(By.CSS_SELECTOR, '#board svg .shot[data-team="0"][data-id="1"]'), "the shot"
         assert page.find_element(By.ID, "turn").text == str(turn)
+        row, col = red.ask("1&POS").split(",")  # the protocol's POS: row,col
+        shots = page.find_element(By.CSS_SELECTOR, "#board .shot-list").text
+        assert f"team 0 warrior 1 {row},{col} \u2192 " in shots and "(squares as row,col)" in shots
         if turn == 2:
             screenshot(page, "fight-board-after-2-turns")
 
@@ -73,4 +76,37 @@ def test_the_board_of_a_running_fight_updates_as_turns_are_played(site, page, co
         red.act(n, "NONE")
     assert red.wait_ready() == "GAMEOVER&WIN"
     wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
-    assert "red won" in page.find_element(By.ID, "result").text
+    assert page.find_element(By.ID, "result").text.startswith("red won: blue left the game")
+
+
+def test_a_fight_replay_lists_each_turns_moves_shots_and_deaths(site, page, connect):
+    red = FightTeam(connect, "scarlet", "freplay")  # team 0
+    blue = FightTeam(connect, "azure", "freplay")
+    assert red.wait_ready() == "READY" and blue.wait_ready() == "READY"
+    above, below, mover = red.position(0), red.position(1), red.position(2)
+    assert above[0] == below[0] and below[1] - above[1] == 3, "the default map: warriors 0 and 1 in one column"
+    assert red.act(0, "SHOOT&DOWN") == "SHOOT&DOWN"  # three squares: warrior 1 is hit (its own team)
+    red.act(2, "MOVE&RIGHT", "MOVE&LEFT", "MOVE&UP", "MOVE&DOWN")
+    for n in (1, 3, 4):
+        red.act(n, "NONE")
+    for n in range(5):
+        blue.act(n, "NONE")
+    assert red.wait_ready() == "READY"
+    moved = red.position(2)
+    blue.c.close()
+    for n in (0, 2, 3, 4):
+        red.act(n, "NONE")
+    assert red.wait_ready() == "GAMEOVER&WIN"
+
+    def ours(data):
+        return next((m for m in data["matches"] if sorted(s["name"] for s in m["seats"]) == ["azure", "scarlet"]), None)
+
+    match = site.poll_api("/api/matches?game=fight&limit=100", ours, "the fight of scarlet and azure")
+    page.get(f"{site.url}/replay.html?id={match['id']}")
+    first = '#moves li[data-n="1"]'
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, first), "the replay's turns")
+    text = page.find_element(By.CSS_SELECTOR, first).text
+    rc = lambda xy: f"{xy[1]},{xy[0]}"  # noqa: E731 - (x, y) as the protocol's row,col
+    assert text.startswith("turn 1: 0.0 shoots down (own)"), text
+    assert f"0.1 dies at {rc(below)}" in text and f"0.2 moves to {rc(moved)}" in text, text
+    screenshot(page, "fight-replay")

@@ -1,4 +1,7 @@
-"""The front page lists a live game, keeps it up to date without reloading, and links to its board."""
+"""The front page: live games kept up to date and linked to their boards, recent matches with their results in
+words (without the unplayed ones) and player links, how to play on the ports this daemon serves, a favicon."""
+
+import urllib.request
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -37,8 +40,73 @@ def test_the_front_page_lists_a_live_game_and_links_to_its_board(site, page, con
     )
     assert page.find_element(By.CSS_SELECTOR, f'#games tr[data-id="{table_id}"] td.turn').text == "1"
 
-    page.find_element(By.CSS_SELECTOR, f'#games tr[data-id="{table_id}"] a').click()
+    page.find_element(By.CSS_SELECTOR, f'#games tr[data-id="{table_id}"] td.watch a').click()
     wait_for(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#board .pit")) == 12, "the board page")
     assert page.current_url.endswith(f"game.html?id={table_id}")
     players = page.find_element(By.ID, "players").text
     assert "carol" in players and "dave" in players
+
+
+def test_the_front_page_says_how_to_play_on_the_ports_it_serves(site, page):
+    page.get(site.url + "/")
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#how-to li[data-serves]"), "the ports")
+    items = {li.get_attribute("data-serves"): li for li in page.find_elements(By.CSS_SELECTOR, "#how-to li[data-serves]")}
+    assert set(items) == {"kalaha", "fight", "connect4", "web"}, "exactly the ports this daemon serves"
+    for option in ("kalaha", "fight", "connect4"):
+        command = items[option].find_element(By.CSS_SELECTOR, "code.command").text
+        assert command == f"telnet 127.0.0.1 {site.ports[option]}"
+        assert items[option].get_attribute("data-address") == f"tcp:127.0.0.1:{site.ports[option]}"
+    assert "COMPUTER" in items["kalaha"].text and "HELP" in items["kalaha"].text
+    assert "PLAY solver:2" in items["connect4"].text and "0&MOVE&UP" in items["fight"].text
+    assert items["web"].find_element(By.CSS_SELECTOR, "code.command").text == site.url + "/"
+
+
+def test_the_site_has_a_favicon(site, page):
+    with urllib.request.urlopen(site.url + "/favicon.ico", timeout=5) as r:
+        assert r.status == 200 and r.headers["content-type"] == "image/x-icon"
+        assert r.read(4) == b"\x00\x00\x01\x00", "an icon file"
+    page.get(site.url + "/")
+    assert page.find_element(By.CSS_SELECTOR, 'link[rel="icon"]').get_attribute("href") == site.url + "/favicon.ico"
+
+
+def _match_of(site, *names):
+    def ours(data):
+        for m in data["matches"]:
+            if sorted(s["name"] for s in m["seats"]) == sorted(names):
+                return m
+        return None
+
+    return site.poll_api("/api/matches?game=kalaha&limit=100", ours, f"the match of {names}")
+
+
+def test_recent_matches_say_the_result_in_words_and_leave_out_unplayed_ones(site, page, connect):
+    # Two players meet and one leaves before the first move: aborted, nothing played.
+    gwen, hugo = connect("kalaha"), connect("kalaha")
+    for client, name in ((gwen, "gwen"), (hugo, "hugo")):
+        client.send("BOARD OFF", f"NAME {name}", "TABLE leaving")
+        client.expect("OK TABLE")
+    gwen.expect("START")
+    hugo.expect("START")
+    hugo.close()
+    gwen.expect("ABORT")
+    unplayed = _match_of(site, "gwen", "hugo")
+    assert (unplayed["turns"], unplayed["rated"], unplayed["outcome"]) == (0, False, "aborted: a player left")
+
+    game = KalahaGame(connect, ("ida", "jack"), "words")
+    game.play_to_end()
+    played = _match_of(site, "ida", "jack")
+    names = {s["seat"]: s["name"] for s in played["seats"]}
+    stores = game.position[1]
+    if stores[0] != stores[1]:
+        expected = f"{names[int(stores[1] > stores[0])]} won {max(stores)}\u2013{min(stores)}"
+    else:
+        expected = f"draw {stores[0]}\u2013{stores[1]}"
+
+    page.get(site.url + "/")
+    row = f'#matches tr[data-id="{played["id"]}"]'
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, row), "the finished match on the front page")
+    assert page.find_element(By.CSS_SELECTOR, f"{row} td.result").text == expected, "stones, not match points"
+    assert not page.find_elements(By.CSS_SELECTOR, f'#matches tr[data-id="{unplayed["id"]}"]'), "no unplayed match"
+    links = page.find_elements(By.CSS_SELECTOR, f"{row} a.player-link")
+    assert [a.text for a in links] == [names[0], names[1]]
+    assert links[0].get_attribute("href") == f"{site.url}/player.html?name={names[0]}"

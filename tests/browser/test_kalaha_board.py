@@ -40,8 +40,12 @@ def test_the_board_of_a_running_kalaha_game_updates_as_moves_are_played(site, pa
     board = read_kalaha(page)
     assert (board["pits"], board["stores"], board["moves"]) == (pits, stores, len(game.moves))
     result = page.find_element(By.ID, "result").text
-    if stores[0] != stores[1]:
-        assert f"{game.names['AB'[stores[1] > stores[0]]]} won" in result, result
+    if stores[0] != stores[1]:  # the result in stones, the winner's first
+        winner = game.names["AB"[stores[1] > stores[0]]]
+        assert f"{winner} won {max(stores)}\u2013{min(stores)}" in result, result
     else:
-        assert "Draw" in result, result
-    assert game.names["A"] in result and game.names["B"] in result
+        assert f"draw {stores[0]}\u2013{stores[1]}" in result, result
+    assert "(end)" not in result and " 1, " not in result, "no jargon and no match points"
+    # Once over, the page no longer says who is to move but how the game ended.
+    assert not page.find_element(By.ID, "to-move").is_displayed()
+    assert page.find_element(By.ID, "over").text.startswith("; finished: ")

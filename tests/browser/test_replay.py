@@ -30,7 +30,7 @@ def test_the_replay_page_steps_through_a_finished_match(site, page, connect):
 
     # The front page lists it among the recent matches and links to its replay.
     page.get(site.url + "/")
-    link = f'#matches tr[data-id="{match_id}"] a'
+    link = f'#matches tr[data-id="{match_id}"] td.watch a'
     wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, link), "the match on the front page")
     row = page.find_element(By.CSS_SELECTOR, f'#matches tr[data-id="{match_id}"]')
     assert "erin" in row.text and "frank" in row.text
@@ -79,7 +79,13 @@ def test_the_replay_page_steps_through_a_finished_match(site, page, connect):
     body.send_keys(Keys.END)
     wait_for(page, at(total), "the last position")
     result = page.find_element(By.ID, "result")
-    assert result.is_displayed() and "erin" in result.text and "frank" in result.text
+    stores = match["extra"]["final_state"]["stores"]
+    names = {s["seat"]: s["name"] for s in match["seats"]}
+    if stores[0] != stores[1]:  # the result in stones, not match points
+        expected = f"{names[int(stores[1] > stores[0])]} won {max(stores)}\u2013{min(stores)}"
+    else:
+        expected = f"draw {stores[0]}\u2013{stores[1]}"
+    assert result.is_displayed() and result.text == expected == match["outcome"]
     assert page.find_element(By.ID, "forward").get_attribute("disabled") is not None
 
     page.find_element(By.ID, "slider").send_keys(Keys.ARROW_LEFT)

@@ -144,7 +144,7 @@ def test_start_moves_attacks_errors_and_gameover():
     assert "sync" not in c.command("sync") and c.take() == [ReqSync()]
     text = c.receive(MsgGameover(1))
     assert "Game over" in text and "seat 1 won" in text and c.over and c.ready
-    assert "you won" in started().receive(MsgGameover(0))
+    assert "you, seat 0, won" in started().receive(MsgGameover(0))
     assert "draw" in started().receive(MsgGameover(-1))
 
 
@@ -152,7 +152,7 @@ def test_sync_replaces_the_board_and_the_turn():
     c = started(seat=1)
     units = bytes([0x2B] + [U_EMPTY] * 99)
     text = c.receive(MsgSync(1, 3, units))
-    assert "turn of you" in text and "Your move" in text
+    assert "to move: you" in text and "Your move" in text
     assert c.units == list(units) and c.my_turn
 
 
@@ -166,6 +166,177 @@ def test_the_client_parses_what_the_server_encodes():
 
 def test_error_meanings_cover_the_spec_codes():
     assert set(cli.ERRORS) == set(range(-14, 0))
+
+
+def test_units_are_drawn_and_typed_by_classic_rank_with_a_legend():
+    units = [U_EMPTY] * 100
+    units[0], units[1], units[2], units[3] = 0x12, 0x1B, 0x13, 0x11  # spy, marshal, scout, bomb
+    lines = draw_board(DEFAULT, units, 0).splitlines()
+    assert lines[2].split()[:5] == ["0", "S", "1", "9", "B"]
+    assert lines[-1].startswith("Units: 1 marshal, 2 general") and "9 scout, S spy, B bomb, F flag" in lines[-1]
+    assert cli.unit_name(2) == "spy (S)" and cli.unit_name(-11) == "marshal (1)"
+    c = CombatClient(SMALL, None)
+    c.receive(MsgSeat(0, 2))
+    c.receive(MsgOptions(SMALL))
+    assert "army 1x3 Sx1 Fx2" in c.receive(ReqSetup()), "the army strongest first, in the same tokens"
+    assert "Setup sent" in c.command("1 1 1 S F F")  # ``s`` works as well as ``S``
+    read_setup(SMALL, 0, c.take()[0].data)
+    c = CombatClient(SMALL, None)
+    for m in (MsgSeat(0, 2), MsgOptions(SMALL), ReqSetup()):
+        c.receive(m)
+    assert c.command("1 1 1 X F F") == "Invalid setup: unknown token 'X' (units: FBS987654321, '.' empty). Type it again.\n"
+
+
+def test_players_are_shown_by_seat_number_and_name():
+    c = CombatClient(DEFAULT)
+    c.receive(MsgSeat(1, 3))
+    text = c.receive(
+        MsgPlayers((PlayerSeat(SeatKind.PLAYER, "alice"), PlayerSeat(SeatKind.PLAYER, "bob"), PlayerSeat(SeatKind.OPEN)))
+    )
+    assert text == "Players: seat 0 (alice), seat 1 (bob, you), seat 2 open.\n"
+
+
+def test_an_own_move_redraws_the_board():
+    c = started(seat=0)
+    c.receive(MsgSync(0, 3, bytes(c.units)))
+    source = next(i for i in range(30, 40) if c.units[i] & 0x0F >= 2)
+    c.command(f"{source % 10} 3 {source % 10} 4")
+    text = c.receive(MsgMove(source, source + 10))
+    assert text.startswith("you moved") and cli.LEGEND in text and text.endswith("Waiting for seat 1 to move.\n")
+    assert text.splitlines()[7].split()[1 + source % 10] != "."  # row 4 shows the unit now
+
+
+def test_a_move_from_a_cell_without_an_own_unit_is_not_sent():
+    c = started(seat=0)
+    assert c.command("0 4 0 5") == "There is none of your units on 0,4. Your move (x y x2 y2):\n"
+    assert c.take() == [] and c.ready
+
+
+def rejoined(seat: int, turn: int) -> tuple[CombatClient, str]:
+    """A client coming back to a game in play: what the server sends a returning seat."""
+    c = CombatClient(DEFAULT)
+    players = MsgPlayers((PlayerSeat(SeatKind.PLAYER, "alice"), PlayerSeat(SeatKind.PLAYER, "bob")))
+    units = bytes([0x10 | 3] + [U_EMPTY] * 59 + [0x2C] * 40)
+    return c, c.receive_all([MsgSeat(seat, 2), players, MsgOptions(DEFAULT), MsgSync(turn, 3, units), MsgStart()])
+
+
+def test_after_a_rejoin_the_seat_to_move_is_the_one_of_the_sync():
+    c, text = rejoined(seat=1, turn=1)
+    assert "first move" not in text and "START: you are back in the game. To move: you." in text
+    assert c.my_turn and c.ready and text.endswith("Your move (x y x2 y2):\n")
+    assert c.take() == []
+    c, text = rejoined(seat=0, turn=1)
+    assert "To move: seat 1 (bob)." in text and not c.my_turn
+    assert c.units[60] == 0x2C and c.units[59] == U_EMPTY, "the board is the sync's"
+
+
+def test_a_start_during_play_keeps_the_turn():
+    c = started(seat=0)
+    c.receive(MsgMove(30, 40))  # seat 0 moved: seat 1 to move
+    text = c.receive(MsgStart())  # seat 1 dropped and came back
+    assert text.startswith("A player came back; the game goes on. To move: seat 1.") and c.turn == 1
+
+
+def named_client(seat: int = 0) -> CombatClient:
+    c = started(seat)
+    c.receive(MsgPlayers((PlayerSeat(SeatKind.PLAYER, "alice"), PlayerSeat(SeatKind.PLAYER, "bob"))))
+    return c
+
+
+def test_game_over_says_who_won_and_why():
+    c = named_client(0)
+    c.units[50], c.units[60] = 0x1B, 0x2C  # alice's marshal next to a hidden unit of bob's
+    text = c.receive_all([MsgAttack(50, -11, 60, 0), MsgGameover(0), MsgSync(1, 3, bytes(c.units))])
+    assert "Game over: you, seat 0 (alice), won by capturing the flag of seat 1 (bob).\n" in text
+    assert "Your move" not in text and "Waiting for" not in text, "no turn after the last move"
+    assert c.finished and "every unit shown" in text and "A unit marked * is another seat's." in text
+    assert c.receive(MsgPlayers((PlayerSeat(SeatKind.PLAYER, "alice"), PlayerSeat(SeatKind.OPEN)))) == ""
+    c = named_client(1)
+    c.turn = 0
+    c.units[50], c.units[60] = 0x1B, 0x20
+    text = c.receive_all([MsgAttack(50, -11, 60, 0), MsgGameover(0)])
+    assert "Game over: seat 0 (alice) won by capturing your flag." in text and not c.finished
+    c = named_client(0)
+    assert "won: seat 1 (bob) ran out of move time." in c.receive(MsgGameover(0))
+    c = named_client(1)
+    assert "seat 0 (alice) won: you ran out of move time." in c.receive(MsgGameover(0))
+    c = named_client(0)
+    c.receive(MsgPlayers((PlayerSeat(SeatKind.PLAYER, "alice"), PlayerSeat(SeatKind.OPEN))))
+    assert "won: seat 1 left the game and did not come back in time." in c.receive(MsgGameover(0))
+    c = named_client(1)
+    c.turn = 0
+    assert "seat 0 (alice) won: you have no movable unit left." in c.receive_all([MsgMove(30, 40), MsgGameover(0)])
+    assert "nobody won (a draw): no seat has both" in named_client(0).receive(MsgGameover(-1))
+    assert c.receive(MsgGameover(0)) == "", "the answer to a move after the end adds nothing"
+
+
+def test_the_server_stream_follows_the_handshake_then_the_binary_protocol():
+    binary = b"".join(encode(m) for m in (MsgSeat(0, 2), ReqOptions()))
+    data = (
+        b"COMBAT gamed: NAME <name>, TABLE <table> [<seats>], then PLAY; HELP for more\r\n"
+        b"OK NAME ann\r\nOK TABLE duel\r\nOK PLAY: binary protocol follows\r\n" + binary
+    )
+    for cut in range(len(data) + 1):
+        stream = cli.ServerStream(["NAME ann", "TABLE duel", "PLAY"])
+        events = stream.feed(data[:cut]) + stream.feed(data[cut:]) + stream.end()
+        assert events == [
+            ("say", "NAME ann"),
+            ("line", "OK NAME ann"),
+            ("say", "TABLE duel"),
+            ("line", "OK TABLE duel"),
+            ("say", "PLAY"),
+            ("message", MsgSeat(0, 2)),
+            ("message", ReqOptions()),
+        ], cut
+    stream = cli.ServerStream(["NAME ann", "TABLE t 3", "PLAY"])
+    stream.feed(b"COMBAT gamed\r\nOK NAME ann\r\nOK TABLE t\r\n")
+    assert stream.feed(b"ERROR table t has 2 seats\r\n") == [("refused", "table t has 2 seats")]
+
+
+def test_a_closing_error_line_after_binary_messages_is_told_in_any_chunking():
+    binary = b"".join(encode(m) for m in (MsgSeat(0, 2), ReqOptions(), ReqSetup()))
+    data = binary + b"ERROR computer opponent fast left the table: the map is not the Default map\r\n"
+    for cut in range(len(data) + 1):
+        for second in range(cut, len(data) + 1):
+            stream = cli.ServerStream()
+            events = stream.feed(data[:cut]) + stream.feed(data[cut:second]) + stream.feed(data[second:]) + stream.end()
+            assert events == [
+                ("message", MsgSeat(0, 2)),
+                ("message", ReqOptions()),
+                ("message", ReqSetup()),
+                ("closing", "computer opponent fast left the table: the map is not the Default map"),
+            ], (cut, second)
+    stream = cli.ServerStream()
+    assert stream.feed(binary + b"ERROR cut short") == [("message", m) for m in (MsgSeat(0, 2), ReqOptions(), ReqSetup())]
+    assert stream.end() == [("closing", "cut short")]
+    assert cli.ServerStream().feed(b"\x00\x00\x00\x63")[0][0] == "fatal"
+
+
+def test_options_choose_the_port_and_the_handshake_lines():
+    args = cli.parse_args([])
+    assert cli.handshake_lines(args) is None and args.port is None
+    assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--table", "duel", "--seats", "3"])) == [
+        "NAME ann",
+        "TABLE duel 3",
+        "PLAY",
+    ]
+    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["COMPUTER fast"]
+    assert cli.handshake_lines(cli.parse_args(["--list-computers"])) == ["COMPUTER", "QUIT"]
+    against = cli.map_options_of(cli.parse_args(["--computer", "fast"]), print)
+    assert against.name == "Default" and int(against.options) == 0x10, "the UCC rules by default"
+    assert int(cli.map_options_of(cli.parse_args([]), print).options) == 0
+    for bad in (["--seats", "3"], ["--table", "a b"], ["--computer", "fast", "--table", "t"], ["--name", "x" * 40]):
+        with pytest.raises(SystemExit):
+            cli.parse_args(bad)
+
+
+def test_every_option_has_a_help_text(capsys):
+    with pytest.raises(SystemExit):
+        cli.parse_args(["--help"])
+    out = capsys.readouterr().out
+    for option in ("--host", "--port", "--timeout", "--name", "--table", "--seats", "--computer", "--map", "--options", "--seed"):
+        line = next(line for line in out.splitlines() if line.strip().startswith(option))
+        assert len(line.split()) > 2, f"{option} has no help text"
 
 
 # --- the real program against the real daemon and random_bot.py -----------------------------
@@ -244,6 +415,57 @@ async def test_client_hosts_and_plays_against_random_bot():
         assert re.search(r"seat 1 \(\w+\) (moved|attacked)", out) or "Game over" in out, details
         assert " ~ ~ " in out and " # " in out, details  # the board was drawn
         assert "Traceback" not in out + client.err.decode() + daemon.text, details
+    finally:
+        for child in children:
+            child.kill()
+        await daemon.stop()
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_client_plays_the_computer_on_the_handshake_port_and_exits_at_game_over(tmp_path):
+    import json
+
+    from tests.integration.support import LOOPBACK, ROOT, Daemon, child_env, gamed_args, spawn, with_timeout
+    from tests.stratego.programs import compile_fast_ai
+
+    fast = compile_fast_ai(tmp_path)
+    conf = tmp_path / "gamed.conf"
+    conf.write_text(f'[stratego.ai.fast]\ncommand = "{fast}"\n')
+    records = tmp_path / "combat"
+    args = gamed_args(
+        "--config", str(conf), "--combat-text", LOOPBACK, "--combat-move-time", "3", "--combat-records", str(records),
+        kalaha="none",
+    )
+    daemon: Daemon = spawn(args, expect_ports=1)
+    children: list[Child] = []
+    try:
+        await with_timeout(daemon.listening, 20, "the daemon to listen")
+        port = str(daemon.ports["combat-text"])
+        client_args = [sys.executable, "-m", "gamed.combat.client", "--host", "127.0.0.1", "--port", port]
+        # The UCC rules are the default against the computer; nothing is typed: ann runs out of time.
+        client = Child()  # stdin stays open
+        children.append(client)
+        reactor.spawnProcess(client, sys.executable, client_args + ["--name", "ann", "--computer", "fast", "--random-setup"], env=child_env(), path=str(ROOT))
+        code = await with_timeout(client.ended, 60, "the client to finish")
+        out = client.out.decode()
+        details = f"client out:\n{out}\nclient err:\n{client.err.decode()[-2000:]}"
+        assert code == 0, details
+        assert "Server: OK NAME ann" in out and "Players: seat 0 (ann, you), seat 1 (fast)." in out, details
+        assert "options: super_scout" in out and "START: the game begins; first move: you." in out, details
+        assert "Game over: seat 1 (fast) won: you ran out of move time.\n" in out, details
+        assert "every unit shown" in out and out.rstrip().endswith("A unit marked * is another seat's."), details
+        (result,) = [json.loads(line) for line in (records / "results.jsonl").read_text().splitlines()]
+        assert (result["players"], result["winner"], result["reason"]) == (["ann", "fast"], 1, "timeout")
+
+        refused = Child()
+        children.append(refused)
+        reactor.spawnProcess(refused, sys.executable, client_args + ["--computer", "fast", "--map", "Small", "--random-setup"], env=child_env(), path=str(ROOT))
+        code = await with_timeout(refused.ended, 60, "the refused client to finish")
+        out = refused.out.decode()
+        assert code == 1, out
+        assert "The server ended the game: computer opponent fast left the table: the map is not the Default map;" in out, out
+        assert "Traceback" not in out + client.err.decode() + refused.err.decode() + daemon.text
     finally:
         for child in children:
             child.kill()

@@ -216,3 +216,16 @@ def test_the_notation_round_trips_every_message_kind():
         assert server_message(text_of(message)) == message
     for message in [wire.ReqOptions(), wire.HostOptions.of(small), wire.MsgSetup(b"\x10\x1b"), wire.ReqMove(-1, 0), wire.ReqSync()]:
         assert client_bytes(text_of(message)) == wire.encode_client(message)
+
+
+def test_the_example_bot_readme_tells_the_default_ports():
+    import pathlib
+    import re
+
+    from gamed.config import CombatConfig
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "examples/combat/README.md").read_text()
+    assert "off by default" not in text
+    found = re.search(r"Combat is on by default \(binary port `([^`]+)`, handshake port `([^`]+)`", text)
+    assert found, "the README says where Combat listens by default"
+    assert (found[1], found[2]) == (CombatConfig().listen[0], CombatConfig().text_listen[0])

@@ -118,7 +118,8 @@ def test_a_game_is_watched_and_recorded_with_named_and_unnamed_seats():
     bob.client.drop()
     clock.advance(120)  # bob does not come back: he forfeits and loses
     (record,) = store.records
-    assert record.scores == (1.0, 0.0) and record.rated and record.reason.startswith("seat 1 forfeits")
+    assert record.scores == (1.0, 0.0) and record.rated and record.reason == "forfeit"
+    assert record.extra["detail"] == "seat 1 (player2) left the game and did not come back within 120 s"
     final = hub.ended["combat-1"].state  # what the end event shows: every unit
     assert all(c is None or c == "lake" or c["unit"] is not None for row in final["cells"] for c in row)
     assert not hub.tables
@@ -135,7 +136,7 @@ def test_an_abandoned_game_is_stored_unrated_and_a_shutdown_too():
     service.abort_games()
     assert [(r.rated, r.scores, r.reason) for r in store.records] == [
         (False, (0.0, 0.0), "every player left"),
-        (False, (0.0, 0.0), "server shutdown"),
+        (False, (0.0, 0.0), "shutdown"),
     ]
 
 
@@ -231,3 +232,60 @@ def test_the_spectator_stream_shows_exactly_the_units_revealed_in_combat(seed, m
     (record,) = store.records
     check(record.moves[-1].state if record.moves and table.state is wire.State.DONE else live.state, over=True)
     assert record.game == "combat" and record.rated == (table.state is wire.State.DONE)
+
+
+def test_a_seat_taken_over_during_play_shows_and_records_the_new_player(tmp_path):
+    import json
+
+    from tests.test_live_hub import Viewer
+
+    clock = Clock()
+    store = MemoryStore()
+    hub = LiveHub(clock, store)
+    config = CombatConfig(move_time=0, rejoin_grace=120)
+    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1), hub=hub, records_dir=tmp_path)
+    alice, bob = named(service, "alice"), named(service, "bob")
+    start(service, alice, bob)
+    (table,) = hub.tables.values()
+    viewer = Viewer()
+    table.add(viewer)
+    alice.send(wire.ReqMove(30, 40))
+    bob.client.drop()
+    carol = named(service, "carol")  # the next connection takes bob's kept seat
+    assert [p["name"] for p in hub.games()["games"][0]["players"]] == ["alice", "carol"]
+    name, snapshot = viewer.events[-1]
+    assert name == "snapshot" and [p["name"] for p in snapshot["players"]] == ["alice", "carol"]
+    assert snapshot["moves"] == [{"n": 1, "seat": 0, "move": "0,3-0,4", "t": 0.0}], "the game goes on"
+    carol.send(wire.ReqMove(61, 51))
+    carol.client.drop()
+    clock.advance(120)  # carol does not come back: alice wins
+    (record,) = store.records
+    assert [(s.name, s.rated) for s in record.seats] == [("alice", True), ("carol", True)]
+    assert record.scores == (1.0, 0.0)
+    (result,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert result["players"] == ["alice", "carol"]
+
+
+def test_an_unnamed_player_taking_over_a_named_seat_is_not_rated():
+    clock, hub, store, service = make()
+    alice, bob = named(service, "alice"), named(service, "bob")
+    start(service, alice, bob)
+    bob.client.drop()
+    stranger = Player(service)  # the binary port: player<k>
+    stranger.read()
+    stranger.client.drop()
+    clock.advance(120)
+    (record,) = store.records
+    assert [(s.name, s.rated) for s in record.seats] == [("alice", True), ("player3", False)]
+
+
+def test_running_out_of_move_time_is_a_rated_loss_recorded_as_timeout():
+    clock, hub, store, service = make(move_time=60)
+    alice, bob = named(service, "alice"), named(service, "bob")
+    start(service, alice, bob)
+    alice.send(wire.ReqMove(30, 40))
+    clock.advance(60)  # bob does not move in time
+    (record,) = store.records
+    assert (record.scores, record.reason, record.rated) == ((1.0, 0.0), "timeout", True)
+    assert record.extra["detail"] == "seat 1 (bob) ran out of its move time of 60 s"
+    assert hub.ended["combat-1"].result == {"scores": [1.0, 0.0], "reason": "timeout"}

@@ -288,5 +288,82 @@ def test_finished_and_abandoned_games_are_recorded(tmp_path):
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [(r["winner"], r["aborted"], r["moves"]) for r in records] == [(0, False, 1), (None, True, 0)]
     assert records[0]["players"] == ["player1", "player2"] and records[0]["map"] == "Default"
-    assert records[0]["reason"] == "seat 1 forfeits: its move time of 60 s ran out"
+    assert records[0]["reason"] == "timeout", "a loss on time, as in every game"
+    assert records[0]["detail"] == "seat 1 (player2) ran out of its move time of 60 s"
     assert records[1]["reason"] == "every player left"
+
+
+def _named_setup_table(seats: int, names: list[str]) -> tuple[CombatService, list]:
+    """Players on the handshake port at the named table ``t`` of ``seats`` seats, in SETUP."""
+    service = make_service()
+    players = []
+    for i, name in enumerate(names):
+        p = TextPlayer(service)
+        p.say(f"NAME {name}", f"TABLE t {seats}" if i == 0 else "TABLE t", "PLAY")
+        p.lines()
+        players.append(p)
+    from tests.combat.test_table import line_map
+
+    players[0].send(wire.HostOptions.of(line_map(seats, {0: 1, 3: 1})))
+    for p in players:
+        p.read()
+    return service, players
+
+
+def test_a_named_table_whose_player_left_during_setup_takes_the_next_player_by_name():
+    service, (alice, bob, carol) = _named_setup_table(3, ["alice", "bob", "carol"])
+    assert service.tables[1].state is wire.State.SETUP
+    bob.client.drop()
+    dave = TextPlayer(service)
+    dave.say("NAME dave", "TABLE t", "PLAY")
+    assert dave.lines()[-1] == "OK PLAY: binary protocol follows", "not 'ERROR table t is playing'"
+    assert dave.binary[0] == wire.MsgSeat(1, 3) and dave.binary[-1] == wire.ReqSetup()
+    assert [s.name for s in dave.binary[1].seats] == ["alice", "dave", "carol"]
+    assert len(service.tables) == 1
+
+
+def test_a_named_table_without_a_free_seat_is_refused_with_the_reason():
+    service, (alice, bob) = _named_setup_table(2, ["alice", "bob"])  # full, in SETUP
+    late = TextPlayer(service)
+    late.say("TABLE t", "PLAY")
+    assert late.lines()[-1] == "ERROR table t is full"
+    assert not late.client.lost and len(service.tables) == 1
+    waiting = TextPlayer(service)  # full but still waiting for the host's options
+    waiting.say("TABLE w 2", "PLAY")
+    TextPlayer(service).say("TABLE w", "PLAY")
+    third = TextPlayer(service)
+    third.say("TABLE w", "PLAY")
+    assert third.lines()[-1] == "ERROR table w is full"
+    assert [e.name for e in service._tables.values()].count("w") == 1, "no second table of the same name"
+
+
+def test_without_a_rejoin_grace_leaving_a_running_game_loses_it_at_once(tmp_path):
+    import json
+
+    clock = Clock()
+    config = CombatConfig(move_time=0, rejoin_grace=0)
+    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1), records_dir=tmp_path)
+    alice, bob = started(service)
+    alice.client.drop()
+    got = bob.read()
+    assert got[1:] == [wire.MsgGameover(1), got[2]] and isinstance(got[2], wire.MsgSync), "bob wins at once"
+    (record,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert (record["winner"], record["reason"], record["aborted"]) == (1, "forfeit", False)
+    assert record["detail"] == "seat 0 (player1) left the game"
+
+
+def test_a_game_won_by_taking_the_flag_is_recorded_as_such(tmp_path):
+    import json
+
+    from tests.combat.test_table import line_map
+
+    service = make_service(records_dir=tmp_path)
+    alice, bob = Player(service), Player(service)
+    line = line_map(2, {Unit.FLAG: 1, Unit.MARSHAL: 1})  # cells 0 1 | 2 3
+    alice.send(wire.HostOptions.of(line))
+    alice.send(wire.MsgSetup(wire.write_setup(line, 0, {0: Unit.FLAG, 1: Unit.MARSHAL})))
+    bob.send(wire.MsgSetup(wire.write_setup(line, 1, {2: Unit.FLAG, 3: Unit.MARSHAL})))
+    alice.send(wire.ReqMove(1, 2))  # the marshal takes the flag
+    assert wire.MsgGameover(0) in bob.read()
+    (record,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert (record["winner"], record["reason"], record["detail"]) == (0, "flag captured", None)

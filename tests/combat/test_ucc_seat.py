@@ -104,7 +104,22 @@ def test_computer_lists_the_ais_and_refuses_an_unknown_one():
     service = _service(Clock(), {"fast": AiProgram("fast", "/bin/true"), "alpha": AiProgram("alpha", "/bin/true")})
     human = Human(service)
     assert human.say("COMPUTER") == ["AI alpha", "AI fast", "END"]
-    assert human.say("COMPUTER nobody")[0].startswith("ERROR")
+    assert human.say("COMPUTER nobody") == ["ERROR no computer opponent nobody; COMPUTER lists them"]
+    assert not human.binary and not service.tables
+
+
+def test_computer_without_a_registered_ai_says_so():
+    human = Human(_service(Clock(), {}))
+    assert human.say("COMPUTER") == ["ERROR no computer opponent is registered on this server"]
+    assert human.say("COMPUTER fast") == ["ERROR no computer opponent is registered on this server"]
+    assert not human.binary and not human.client.closing, "the handshake goes on (PLAY still works)"
+
+
+def test_computer_does_not_play_at_a_named_table():
+    service = _service(Clock(), {"fast": AiProgram("fast", "/bin/true")})
+    human = Human(service)
+    human.say("TABLE big 3")
+    assert human.say("COMPUTER fast") == ["ERROR a computer opponent plays at a 2-seat table of its own, not at table big"]
     assert not human.binary and not service.tables
 
 
@@ -165,10 +180,77 @@ async def test_options_other_than_the_ucc_rules_make_the_ai_leave(fast_ai):
     human.say("COMPUTER fast")
     ai = _ai_of(service)
     pid = ai.program.pid
+    human.poll()
     human.send(wire.HostOptions.of(DEFAULT))  # no SUPER_SCOUT
     await _until(lambda: ai.ended is not None and ai.ended.called)
     await _until(lambda: not _alive(pid), 5.0)
-    players = [m for m in human.poll() if isinstance(m, wire.MsgPlayers)]
-    assert players[-1].seats[1].kind is wire.SeatKind.OPEN
-    human.client.drop()
+    data = human.client.transport.value()
+    binary, _, text = data.partition(b"ERROR ")
+    assert human.parser.feed(binary) == [wire.MsgOptions(DEFAULT), wire.ReqSetup()], "the messages, then the reason"
+    assert text == (
+        b"computer opponent fast left the table: the options are 0x0000, not SUPER_SCOUT (0x0010) alone;"
+        b" it plays the UCC rules only (the Default map and army with SUPER_SCOUT alone)\r\n"
+    )
+    assert human.client.closing
+    human.client.finish()
     assert not service.tables
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_person_who_leaves_a_game_against_the_ai_loses_it_when_the_grace_ends(fast_ai, tmp_path):
+    import json
+
+    from gamed.observers import LiveHub
+    from tests.memstore import MemoryStore
+
+    store = MemoryStore()
+    config = CombatConfig(move_time=0, rejoin_grace=0.5)
+    service = CombatService(
+        Limits(), _reactor(), config, random.Random(1), ais={"fast": AiProgram("fast", fast_ai)},
+        hub=LiveHub(_reactor(), store), records_dir=tmp_path,
+    )
+    human = Human(service)
+    human.say("NAME ann")
+    human.say("COMPUTER fast")
+    ai = _ai_of(service)
+    human.send(wire.HostOptions.of(UCC))
+    human.send(wire.MsgSetup(wire.write_setup(UCC, 0, placement(0))))
+    await _until(lambda: any(isinstance(m, wire.MsgStart) for m in human.poll()))
+    human.client.drop()  # ann leaves the running game
+    await _until(lambda: store.records)
+    (record,) = store.records
+    assert [(s.name, s.kind) for s in record.seats] == [("ann", "player"), ("fast", "program")]
+    assert (record.scores, record.reason, record.rated) == ((0.0, 1.0), "forfeit", True), "the AI wins, rated"
+    (result,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert (result["winner"], result["reason"], result["aborted"]) == (1, "forfeit", False)
+    await _until(lambda: ai.ended is not None and ai.ended.called)
+    await _until(lambda: not service.tables)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_named_person_comes_back_to_its_game_against_the_ai(fast_ai):
+    config = CombatConfig(move_time=0, rejoin_grace=60)
+    service = CombatService(Limits(), _reactor(), config, random.Random(1), ais={"fast": AiProgram("fast", fast_ai)})
+    human = Human(service)
+    human.say("NAME ann")
+    human.say("COMPUTER fast")
+    ai = _ai_of(service)
+    human.send(wire.HostOptions.of(UCC))
+    human.send(wire.MsgSetup(wire.write_setup(UCC, 0, placement(0))))
+    await _until(lambda: any(isinstance(m, wire.MsgStart) for m in human.poll()))
+    table = service.tables[ai.seating.table_id]
+    human.client.drop()
+    back = Human(service)
+    back.say("NAME ann")
+    assert back.say("COMPUTER fast")[-1] == "OK COMPUTER fast: binary protocol follows"
+    got = back.poll()
+    assert got[0] == wire.MsgSeat(0, 2) and isinstance(got[-1], wire.MsgStart)
+    assert len(service.tables) == 1 and _ai_of(service) is ai, "the same game, the same AI"
+    sync = next(m for m in got if isinstance(m, wire.MsgSync))
+    assert sync.state is wire.State.PLAYING and sync.turn == 0
+    source, target = _legal_move(table)
+    back.send(wire.ReqMove(source, target))
+    await _until(lambda: table.turn == 0 or table.state is not wire.State.PLAYING)
+    assert any(isinstance(m, (wire.MsgMove, wire.MsgAttack)) and m.source >= 40 for m in back.poll()), "the AI answers"
+    service.abort_games()
+    await _until(lambda: ai.ended is not None and ai.ended.called)

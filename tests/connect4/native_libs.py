@@ -105,6 +105,24 @@ def compile_engines(out: pathlib.Path, sources: dict[str, str]) -> dict[str, str
     return paths
 
 
+def solver_book() -> pathlib.Path:
+    """The solver's opening book as the bitbully-databases package (a dependency) installed it."""
+    import bitbully_databases
+
+    return pathlib.Path(bitbully_databases.BitBullyDatabases.get_database_path("12-ply-dist"))
+
+
+BOOK_NAME = "book_12ply_distances.dat"  # the name the solver looks for beside its library
+
+
+def install_book(folder: pathlib.Path) -> pathlib.Path:
+    """Put the opening book beside a solver library in ``folder`` (a link: the file is 21 MB)."""
+    link = pathlib.Path(folder) / BOOK_NAME
+    if not link.exists():
+        link.symlink_to(solver_book())
+    return link
+
+
 def shipped_source(file: str) -> str:
     """The C source of a shipped engine (``solver.c``, ``example_engine.c``)."""
     return (NATIVE / file).read_text()

@@ -22,6 +22,7 @@ def test_the_document_has_its_sessions():
         "Two people",
         "Against the threat-aware engine",
         "An engine match, then an opening",
+        "A person practises an ending",
     ]
 
 

@@ -62,6 +62,16 @@ def test_a_game_between_people_is_watched_and_recorded():
     assert not hub.tables
 
 
+def test_a_timeout_is_stored_as_a_rated_loss_for_the_player_out_of_time():
+    clock, hub, store, service = make()
+    alice = greeted(service, "NAME alice", "TABLE t")
+    greeted(service, "NAME bob", "TABLE t")
+    alice.send("3")
+    clock.advance(60)
+    (record,) = store.records
+    assert (record.reason, record.rated, record.scores) == ("timeout", True, (1.0, 0.0))
+
+
 def test_an_engine_game_from_an_opening_and_an_abort():
     clock, hub, store, service = make()
     carol = greeted(service, "NAME carol", "PLAY gamed:1 FIRST 5x4 FROM 0,0")

@@ -48,7 +48,13 @@ async def test_list_shows_builtin_levels():
     infos = await bounded(discover_engines(reactor))
     gamed = {i.name: i for i in infos}["gamed"]
     assert gamed.kind == "python"
-    assert gamed.levels == ("Random", "Threat-aware", "Alpha-beta 2", "Alpha-beta 4", "Alpha-beta 6")
+    assert gamed.levels == (
+        "Random (a random legal column; instant)",
+        "Threat-aware (heuristic: win, block, avoid a win on top, else random; instant)",
+        "Alpha-beta 2 (heuristic: 2 plies, at most 5,000 positions a move)",
+        "Alpha-beta 4 (heuristic: 4 plies, at most 15,000 positions a move)",
+        "Alpha-beta 6 (heuristic: 6 plies, at most 30,000 positions a move)",
+    )
 
 
 @pytest_twisted.ensureDeferred
@@ -97,7 +103,10 @@ async def test_illegal_answer_loses_with_reason():
 async def test_native_engine_listed_and_plays_a_match(engines_dir):
     infos = {i.name: i for i in await bounded(discover_engines(reactor, engines_dir))}
     assert infos["example"].kind == "native"
-    assert infos["example"].levels == ("Random", "Greedy")
+    assert infos["example"].levels == (
+        "Random (a random legal column; instant)",
+        "Greedy (heuristic: win, block, avoid a win on top, centre first; instant)",
+    )
     assert infos["example"].description
     native = open_engine(reactor, "example", engines_dir)
     python = open_engine(reactor, "gamed", rng=random.Random(4))
@@ -130,8 +139,8 @@ def test_cli_match_prints_score():
 def test_cli_list_with_native(engines_dir):
     p = _cli("list", "--engines", engines_dir)
     assert p.returncode == 0, p.stderr
-    assert "gamed (python)" in p.stdout and "4: Alpha-beta 6" in p.stdout
-    assert "example (native)" in p.stdout and "1: Greedy" in p.stdout
+    assert "gamed (python)" in p.stdout and "4: Alpha-beta 6 (heuristic" in p.stdout
+    assert "example (native)" in p.stdout and "1: Greedy (heuristic" in p.stdout
 
 
 @pytest.mark.parametrize(

@@ -161,6 +161,33 @@ def test_strikes_lose_the_game():
     assert "RESULT WIN STRIKES 1 -1 -1 -1 -1" in b.read()
 
 
+def test_a_persons_typos_and_early_lines_cost_nothing():
+    service = make_service(board=True)
+    a, b = pair(service)
+    a.read(), b.read()
+    a.send("9", "MOVE", "x")
+    lines = a.read()
+    assert [line for line in lines if line.startswith("ERROR")] == [
+        "ERROR 411 column 9 is not on the board (0..6)",
+        "ERROR 401 usage: MOVE <column>, e.g. MOVE 3 or just 3",
+        "ERROR 400 unknown command X; type HELP",
+    ]
+    assert lines.count("YOURMOVE 60 0 1 2 3 4 5 6") == 3
+    b.send("3")
+    assert b.read() == ["ERROR 410 it is not your move"]
+    assert not a.lost and service.games[1].strikes == {0: 0, 1: 0}
+
+
+def test_people_are_struck_on_their_own_turn_only_when_configured():
+    service = make_service(board=True, strike_people=True, strikes=2)
+    a, b = pair(service)
+    a.read(), b.read()
+    b.send("3", "3")
+    assert b.read() == ["ERROR 410 it is not your move", "ERROR 410 it is not your move"]
+    a.send("9", "9")
+    assert "RESULT LOSE STRIKES 1 -1 -1 -1 -1" in a.read()
+
+
 def test_resign():
     service = make_service()
     a, b = pair(service)
@@ -208,7 +235,65 @@ def test_board_command():
     assert any(line.startswith("PICTURE") for line in lines)
     b.read()
     b.send("BOARD")
-    assert b.read()[0] == "BOARD 4x4 ..0. .... .... ...."
+    assert b.read() == [
+        "BOARD 4x4 ..0. .... .... ....",
+        "PICTURE . . . .",
+        "PICTURE . . . .",
+        "PICTURE . . . .",
+        "PICTURE . . X .",
+        "PICTURE -------",
+        "PICTURE 0 1 2 3",
+        "PICTURE X player 0 alice, O player 1 bob",
+    ]
+
+
+def test_people_get_a_readable_line_after_the_result():
+    service = make_service(board=True)
+    a, b = pair(service)
+    for _ in range(3):
+        a.send("3")
+        b.send("4")
+    b.send("BOARD OFF")
+    a.send("3")
+    la, lb = a.read(), b.read()
+    assert la[-3:] == [
+        "RESULT WIN FOUR 0 3 0 3 3",
+        "INFO you won: four in a line from column 3 row 0 to column 3 row 3",
+        "BYE thanks for playing",
+    ]
+    assert lb[-2:] == ["RESULT LOSE FOUR 0 3 0 3 3", "BYE thanks for playing"], "no INFO with drawings off"
+
+
+def test_the_readable_line_names_the_winner_and_how():
+    service = make_service(board=True, move_time=5)
+    a, b = pair(service)
+    a.send("3")
+    service.clock.advance(5)
+    assert a.read()[-2] == "INFO bob (player 1) did not move within 5 s: you win"
+    assert b.read()[-2] == "INFO you did not move within 5 s: alice (player 0) wins"
+    c = greeted(service)
+    c.send("PLAY gamed:1 ME FROM 1,1,0,0,0,0,2,3,4,3,0,1,4", "2")
+    assert c.read()[-2] == ("INFO you won: four in a line from column 0 row 1 to column 3 row 1"
+                            " and from column 0 row 3 to column 3 row 0")
+    d, e = pair(service)
+    d.send("RESIGN")
+    assert d.read()[-2] == "INFO you resigned: bob (player 1) wins"
+    assert e.read()[-2] == "INFO alice (player 0) resigned: you win"
+
+
+def test_a_draw_on_a_full_board_says_so():
+    service = make_service(board=True)
+    c = greeted(service)
+    c.send("PLAY gamed:0 ME 4x4 FROM 3,2,1,0,2,0,0,0,3,3,1,2,3,1,2")
+    c.send("1")
+    assert c.read()[-3:] == ["RESULT DRAW FULL - -1 -1 -1 -1", "INFO a draw: the board is full", "BYE thanks for playing"]
+
+
+def test_a_column_typed_in_the_lobby_says_how_to_start_a_game():
+    c = greeted(make_service())
+    c.send("3", "MOVE 3")
+    hint = "ERROR 404 you are not in a game; start one with PLAY <engine> (ENGINES lists them) or TABLE (another person)"
+    assert c.read() == [hint, hint]
 
 
 def test_play_from_an_opening():
@@ -236,8 +321,52 @@ def test_bad_openings_are_refused():
     c = greeted(service)
     c.send("PLAY gamed FROM 1,x", "PLAY gamed FROM 9", "PLAY gamed 4x4 FROM 0,0,0,0,0", "PLAY gamed FROM 0,1,0,1,0,1,0",
            "PLAY gamed FROM", "PLAY gamed FROM 1 FIRST")
-    assert codes(c.read()) == [401, 411, 411, 401, 401, 401]
+    assert codes(c.read()) == [401, 411, 411, 411, 401, 401]
     assert not service.games
+
+
+def test_an_opening_that_ends_the_game_is_an_illegal_opening():
+    c = greeted(make_service())
+    c.send("PLAY gamed FROM 0,1,0,1,0,1,0,1")
+    assert c.read() == ["ERROR 411 the opening ends the game at move 7 (0): four in a line; nothing is left to play"]
+    c.send("PLAY gamed 4x4 FROM 3,2,1,0,2,0,0,0,3,3,1,2,3,1,2,1")
+    assert c.read() == ["ERROR 411 the opening ends the game at move 16 (1): the board is full; nothing is left to play"]
+
+
+def test_me_and_engine_say_who_moves_next_after_an_opening():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:0 ME FROM 3")  # one stone played: player 1 moves next
+    lines = c.read()
+    assert lines[0] == "START 1 1 7x6 gamed:0" and lines[-1] == "YOURMOVE 60 0 1 2 3 4 5 6"
+    d = greeted(service)
+    d.send("play gamed:0 engine from 3")  # the engine moves next: it is player 1, you are player 0
+    assert d.read()[0] == "START 2 0 7x6 gamed:0"
+    e = greeted(service)
+    e.send("PLAY gamed:0 ME")  # no opening: the one who moves next is player 0
+    assert e.read()[0] == "START 3 0 7x6 gamed:0"
+    f = greeted(service)
+    f.send("PLAY gamed:0 ENGINE 5x4 FROM 0,0")
+    assert f.read()[0] == "START 4 1 5x4 gamed:0"
+
+
+def test_two_words_for_the_side_are_refused_with_the_usage():
+    c = greeted(make_service())
+    c.send("PLAY gamed FIRST ME", "PLAY gamed ENGINE SECOND", "PLAY gamed ME ME")
+    usage = ("ERROR 401 usage: PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <column>,<column>,...]"
+             " (one of FIRST, SECOND, ME, ENGINE)")
+    assert c.read() == [usage] * 3
+
+
+def test_a_last_stone_that_completes_two_lines_reports_both():
+    service = make_service()
+    c = greeted(service)
+    c.send("PLAY gamed:1 ME FROM 1,1,0,0,0,0,2,3,4,3,0,1,4")
+    assert c.read()[0] == "START 1 1 7x6 gamed:1"
+    c.send("2")
+    lines = c.read()
+    assert lines[0] == "PLAYED 1 2 1"
+    assert lines[-2:] == ["RESULT WIN FOUR 1 0 1 3 1 0 3 3 0", "BYE thanks for playing"]
 
 
 def test_a_match_between_built_in_levels():

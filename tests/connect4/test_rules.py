@@ -109,6 +109,27 @@ def test_illegal_drops():
     assert b.legal_columns() == []
 
 
+DOUBLE = [1, 1, 0, 0, 0, 0, 2, 3, 4, 3, 0, 1, 4]  # then player 1 in column 2 makes two lines at once
+
+
+def test_a_stone_that_completes_two_lines_has_both_as_win_lines():
+    b = play(Board(7, 6), DOUBLE)
+    assert b.win_lines() == []
+    b.drop(2)
+    assert b.winner == 1
+    # The row and the falling diagonal through (2, 1), in the order horizontal, vertical, rising,
+    # falling; the first is win_line, the one the engine interface reports.
+    assert b.win_lines() == [(0, 1, 3, 1), (0, 3, 3, 0)]
+    assert b.win_line == b.win_lines()[0]
+
+
+def test_win_lines_of_a_single_line_and_after_undo():
+    b = play(Board(7, 6), [0, 0, 1, 1, 2, 2, 3])
+    assert b.win_lines() == [(0, 0, 3, 0)]
+    b.undo()
+    assert b.win_lines() == []
+
+
 def test_undo_and_copy():
     b = play(Board(7, 6), [0, 0, 1, 1, 2, 2])
     before = b.board_string()
@@ -130,4 +151,13 @@ def test_wins_with_does_not_change_board():
 def test_board_string():
     b = play(Board(4, 4), [0, 1, 0])
     assert b.board_string() == "4x4 01.. 0... .... ...."
-    assert b.drawing().splitlines()[-2:] == ["0 1 . .", "0 1 2 3"]
+    assert b.drawing().splitlines() == [". . . .", ". . . .", "X . . .", "X O . .", "-------", "0 1 2 3"]
+
+
+def test_a_wide_drawing_gives_every_column_number_its_own_two_places():
+    b = play(Board(12, 4), [11, 10])
+    assert b.drawing().splitlines()[-3:] == [
+        " .  .  .  .  .  .  .  .  .  .  O  X",
+        "-----------------------------------",
+        " 0  1  2  3  4  5  6  7  8  9 10 11",
+    ]

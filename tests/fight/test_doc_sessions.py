@@ -28,6 +28,7 @@ def test_the_document_has_its_sessions():
         "Two AIs by hand",
         "Meeting at a table",
         "Waiting alone",
+        "Asking for help",
         "An observer",
     ]
 

@@ -4,6 +4,7 @@ events, LIST/WATCH/QUIT, the token, the lag, and the bounded output that drops a
 from __future__ import annotations
 
 from twisted.internet.task import Clock
+from twisted.logger import capturedLogs, formatEvent
 
 from tests.fight.harness import ai, arena, gui, make_service, place, start_game
 from gamed.fight.rules import Dir
@@ -156,10 +157,30 @@ def test_token_must_come_first():
     assert good.read() == []
     good.send("AUTH&s3cret")
     assert good.read() == ["HELLO&VF-OBSERVER&1"]
-    for first in ("LIST", "AUTH&wrong", "AUTH"):
+    for first, reply in (
+        ("LIST", "DENIED&this server requires AUTH&<token> as the first line"),
+        ("HELP", "DENIED&this server requires AUTH&<token> as the first line"),
+        ("AUTH", "DENIED&this server requires AUTH&<token> as the first line"),
+        ("AUTH&wrong", "DENIED&wrong token"),
+    ):
         bad = gui(service)
-        bad.send(first)
-        assert bad.read() == [] and bad.lost, first
+        with capturedLogs() as events:
+            bad.send(first)
+        assert bad.read() == [reply] and bad.lost, first
+        assert any("did not authenticate" in formatEvent(e) for e in events), "the close is logged with its reason"
+    bad = gui(service)
+    bad.send("x" * 1000)
+    assert bad.read() == ["DENIED&this server requires AUTH&<token> as the first line"] and bad.lost
+
+
+def test_help_lists_the_observer_commands():
+    service = make_service(fmap=arena())
+    g = gui(service)
+    g.read()
+    g.send("help")
+    lines = g.read()
+    assert lines[-1] == "HELP&END" and all(line.startswith("HELP&") for line in lines)
+    assert [line.split()[0] for line in lines[:-1]] == ["HELP&LIST", "HELP&WATCH&<id>", "HELP&QUIT"]
 
 
 def test_lagged_observers_see_a_turn_only_after_n_more_turns():

@@ -10,7 +10,7 @@ from gamed.fight import rules
 from gamed.fight.service import FightService
 from gamed.observers import LiveHub
 from tests.memstore import MemoryStore
-from tests.fight.harness import ai, arena
+from tests.fight.harness import ai, arena, place
 
 
 def make():
@@ -73,3 +73,66 @@ def test_web_spectators_lag_like_the_gui_observers():
     assert seen == [0, 0, 1]  # two turns behind
     service.abort_games()
     assert [m.move for m in table.moves] == ["turn 1", "turn 2", "turn 3"]  # released at the end
+
+
+def named_pair(**settings):
+    """A game between the named AIs red (team 0) and blue (team 1), both seats rated."""
+    clock = Clock()
+    store = MemoryStore()
+    hub = LiveHub(clock, store)
+    config = FightConfig(pair_delay=0.5, gui_interval=0, **settings)
+    service = FightService(config, Limits(), clock, arena(), hub=hub)
+    red, blue = ai(service, "NAME&red"), ai(service, "NAME&blue")
+    clock.advance(0.5)  # the pair delay, in which both named their teams
+    assert red.read() == blue.read() == ["OK", "255", "READY"]
+    return clock, store, service, red, blue
+
+
+def test_a_disqualification_is_recorded_as_a_timeout_loss_with_a_winner():
+    clock, store, service, red, blue = named_pair(turn_time=5, strikes=2)
+    for _ in range(2):
+        red.send(*(f"{w}&NONE" for w in range(5)))
+        clock.advance(5)  # blue never finishes a turn
+    assert blue.read()[-2:] == ["200", "GAMEOVER&LOSE"]
+    assert red.read()[-2:] == ["200", "GAMEOVER&WIN"]
+    (record,) = store.records
+    assert (record.reason, record.scores, record.rated) == ("timeout", (1.0, 0.0), True)
+    assert record.moves[-1].move == "turn 2: blue (team 1) disqualified after 2 timeouts in a row"
+
+
+def test_a_disconnect_is_recorded_as_a_win_for_the_team_that_stayed():
+    clock, store, service, red, blue = named_pair()
+    red.send(*(f"{w}&NONE" for w in range(5)))
+    blue.drop()
+    assert red.read()[-2:] == ["200", "GAMEOVER&WIN"]
+    (record,) = store.records
+    assert (record.reason, record.scores, record.rated) == ("disconnect", (1.0, 0.0), True)
+    assert record.moves[-1].move == "turn 1: blue (team 1) left"
+
+
+def test_a_game_won_by_shooting_is_recorded_in_the_games_own_terms():
+    clock, store, service, red, blue = named_pair()
+    battle = service.games[1].battle
+    for w in battle.warriors[1][:4]:
+        battle._kill(w)
+    place(battle, 1, 4, (2, 0))
+    red.send("0&SHOOT&DOWN", *(f"{w}&NONE" for w in range(1, 5)))
+    blue.send("4&NONE")
+    assert red.read()[-3:] == ["200", "0&HIT&ENEMY", "GAMEOVER&WIN"]
+    (record,) = store.records
+    assert (record.reason, record.scores) == ("last team standing", (1.0, 0.0))
+
+
+def test_a_game_where_everybody_dies_at_once_is_a_draw_by_killing():
+    clock, store, service, red, blue = named_pair()
+    battle = service.games[1].battle
+    for team in (0, 1):
+        for w in battle.warriors[team][1:]:
+            battle._kill(w)
+    place(battle, 0, 0, (4, 4))
+    place(battle, 1, 0, (5, 4))
+    red.send("0&SHOOT&DOWN")
+    blue.send("0&SHOOT&UP")
+    assert red.read()[-4:] == ["200", "0&HIT&ENEMY", "0&KILLED", "GAMEOVER&DRAW"]
+    (record,) = store.records
+    assert (record.reason, record.scores) == ("all warriors killed", (0.5, 0.5))

@@ -155,3 +155,19 @@ def test_a_valid_map_file_is_used(tmp_path):
     path.write_text("00000\n.....\n..#..\n.....\n11111\n")
     o = options("--fight-map", str(path))
     assert o.fight_map.rows == 5 and o.fight_map.walls == {(2, 2)}
+
+
+def test_help_on_the_ai_port_lists_the_commands_before_and_during_a_game():
+    service = make_service(fmap=arena())
+    a = ai(service, "HELP")
+    lines = a.read()
+    assert lines[0] == "OK" and lines[-1] == "HELP&END" and all(line.startswith("HELP&") for line in lines[1:])
+    words = [line.split()[0] for line in lines[1:-1]]
+    assert words[:8] == [
+        "HELP&n&POS", "HELP&n&DIR", "HELP&n&SAW", "HELP&n&MOVE&D",
+        "HELP&n&SHOOT[&D]", "HELP&n&NONE[&D]", "HELP&NAME&<name>", "HELP&TABLE&<table>",
+    ]
+    b = ai(service)
+    assert a.read() == ["READY"] and b.read() == ["OK", "READY"]
+    b.send("0&POS", "Help", "1&POS")
+    assert b.read() == ["9,5", *lines[1:], "9,6"], "in a game too, in order with the other replies"

@@ -1,4 +1,4 @@
-"""Virtual Fight as an AI sees it (docs: specs/virtual-fight.md): the real FightService with
+"""Virtual Fight as an AI sees it (docs/protocols/virtual-fight.md): the real FightService with
 in-memory StringTransport connections on a task.Clock. One test per numbered statement of §1
 (test_s1_NN_...), then the rules of §§2-8 that an AI can observe over its connection."""
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import collections
 import os
 import pathlib
-import re
 import signal
 import sys
 
@@ -14,10 +13,11 @@ from twisted.internet import defer, endpoints, protocol, reactor
 from twisted.internet.error import ConnectionDone, ProcessDone
 from twisted.protocols.basic import LineOnlyReceiver
 
+from gamed.ports import parse_ready_line
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TWISTD = str(pathlib.Path(sys.executable).with_name("twistd"))
 TWIST = str(pathlib.Path(sys.executable).with_name("twist"))
-_LISTENING = re.compile(rb"([\w-]+) \(ConnectionLimits\)(?: \(TLS\))? starting on (\d+)")
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a daemon run from this checkout (plugin found through PYTHONPATH)."""
@@ -27,13 +27,27 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def ready_ports(text: str) -> dict[str, list[tuple[str, int]]] | None:
+    """The ports of the daemon's ready line in ``text`` (``{"kalaha": [(host, port)], ...}``), or
+    None before it has logged one."""
+    for line in text.splitlines():
+        found = parse_ready_line(line)
+        if found is not None:
+            return found
+    return None
+
+
 class Daemon(protocol.ProcessProtocol):
-    """A gamed daemon process: its output, the ports it listens on, its exit."""
+    """A gamed daemon process: its output, the ports it listens on (from its ``gamed ready: ...``
+    line, logged once every port listens), its exit. ``listening`` fires with the ready line and
+    fails if it lists fewer than ``expect_ports`` ports."""
 
     def __init__(self, expect_ports: int = 1):
         self.output = bytearray()
-        self.ports: dict[str, int] = {}
+        self.ports: dict[str, int] = {}  # the first port of each option: "kalaha", "web", "fight-gui" ...
+        self.addresses: dict[str, list[tuple[str, int]]] = {}  # every port of each option
         self.expect_ports = expect_ports
+        self._scanned = 0
         self.listening = defer.Deferred()
         self.ended = defer.Deferred()
         self.exit_code: int | None = None
@@ -54,9 +68,19 @@ class Daemon(protocol.ProcessProtocol):
 
     def outReceived(self, data):  # noqa: N802
         self.output += data
-        for m in _LISTENING.finditer(bytes(self.output)):
-            self.ports[m[1].decode()] = int(m[2])
-        if len(self.ports) >= self.expect_ports and not self.listening.called:
+        if self.listening.called:
+            return
+        end = self.output.rfind(b"\n") + 1  # complete lines only
+        found = ready_ports(self.output[self._scanned : end].decode("utf-8", "replace"))
+        self._scanned = end
+        if found is None:
+            return
+        self.addresses = found
+        self.ports = {option: where[0][1] for option, where in found.items()}
+        listed = sum(len(where) for where in found.values())
+        if listed < self.expect_ports:
+            self.listening.errback(RuntimeError(f"the daemon listens on {listed} ports, not {self.expect_ports}:\n{self.text}"))
+        else:
             self.listening.callback(self)
 
     errReceived = outReceived
@@ -104,6 +128,28 @@ def spawn(args, executable=TWISTD, env=None, expect_ports=1, child_fds=None) -> 
 
 
 LOOPBACK = "tcp:0:interface=127.0.0.1"
+FLAG_AI = ROOT / "tests" / "web" / "flag_ai.py"
+
+
+def flag_capture_config(directory: pathlib.Path) -> pathlib.Path:
+    """A config file whose Stratego tournament (played at start-up) is two games, each won by RED
+    on its first move by taking BLUE's flag (tests/web/flag_ai.py plays both sides): real stored
+    Stratego matches in a moment."""
+    path = directory / "gamed.conf"
+    command = f"{sys.executable} {FLAG_AI}"
+    path.write_text(
+        f"""
+[stratego]
+rounds = 1
+games = 2
+state_dir = "{directory / 'stratego'}"
+[stratego.ai.taker]
+command = "{command}"
+[stratego.ai.keeper]
+command = "{command}"
+"""
+    )
+    return path
 
 
 def gamed_args(*extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_gui: str = "none") -> list[str]:
@@ -172,7 +218,15 @@ class LineClient(LineOnlyReceiver):
             return defer.fail(ConnectionDone("connection closed"))
         d = defer.Deferred()
         self.waiters.append(d)
+
+        def forget(result):
+            # A waiter that timed out must not swallow the line that comes after it.
+            if d in self.waiters:
+                self.waiters.remove(d)
+            return result
+
         d.addTimeout(timeout, reactor)
+        d.addErrback(forget)
         return d
 
     async def expect(self, keyword: str, timeout: float = 10) -> str:
@@ -182,6 +236,13 @@ class LineClient(LineOnlyReceiver):
             if line.split(" ", 1)[0] == keyword:
                 return line
 
+    async def expect_prefix(self, prefix: str, timeout: float = 10) -> str:
+        """Skip lines until one starts with ``prefix``; return it."""
+        while True:
+            line = await self.next_line(timeout)
+            if line.startswith(prefix):
+                return line
+
     async def wait_closed(self, timeout: float = 10) -> None:
         await with_timeout(self.closed, timeout, "the server to close the connection")
 
@@ -189,6 +250,15 @@ class LineClient(LineOnlyReceiver):
 async def connect(port: int, host: str = "127.0.0.1") -> LineClient:
     endpoint = endpoints.TCP4ClientEndpoint(reactor, host, port, timeout=10)
     return await endpoints.connectProtocol(endpoint, LineClient())
+
+
+async def take_seats(table: str, *clients: LineClient, before: tuple[str, ...] = ()) -> None:
+    """Send ``before`` and ``TABLE <table>`` from each client in turn, each once the one before it
+    is seated (its ``OK TABLE``): the first client is then the table's first player, whatever the
+    load on the machine (two lines sent back to back may reach the server in either order)."""
+    for client in clients:
+        client.send(*before, f"TABLE {table}")
+        await client.expect_prefix("OK TABLE")
 
 
 async def run(args, executable=TWISTD, env=None, timeout: float = 30) -> tuple[int, str]:

@@ -22,7 +22,7 @@ from twisted.internet import defer, reactor, task
 from gamed.connect4 import rules
 from gamed.connect4.engines import AlphaBeta
 from gamed.connect4.rules import Board
-from tests.connect4.native_libs import VARIANTS, compile_engines, shipped_source
+from tests.connect4.native_libs import VARIANTS, compile_engines, install_book, shipped_source
 from tests.integration.support import LOOPBACK, ROOT, connect
 
 ENGINE_TIME = 3  # seconds an engine may think per move (the hanging engine is cut off after it)
@@ -36,6 +36,7 @@ def engines_dir(tmp_path_factory):
     sources = {name: VARIANTS[name] for name in ("good", "crash", "hang", "garbage", "full", "missing")}
     sources["solver"] = shipped_source("solver.c")
     compile_engines(out, sources)
+    install_book(out / "solver")  # as `make install` puts it: Perfect is exact
     return str(out)
 
 
@@ -104,7 +105,9 @@ async def test_engines_folder_is_listed(start_daemon, engines_dir):
     engines = {line.split()[1]: line for line in lines if line.startswith("ENGINE ") and line != "ENGINE END"}
     assert sorted(engines) == ["crash", "full", "gamed", "garbage", "good", "hang", "solver"]
     assert engines["solver"].startswith("ENGINE solver 3 Perfect-play solver")
-    assert "LEVEL solver 2 Perfect" in lines and "LEVEL good 1 Hard" in lines
+    assert "opening book of every position after 12 moves" in engines["solver"]
+    assert "LEVEL solver 2 Perfect (exact on 7x6, <= 1 s a move; heuristic on other sizes)" in lines
+    assert "LEVEL good 1 Hard" in lines
     assert "missing" in daemon.text and "is not offered" in daemon.text  # a symbol is missing: logged, not listed
 
 
@@ -126,6 +129,31 @@ async def test_person_beats_the_random_engine_and_loses_to_the_solver(start_daem
     assert result.startswith("RESULT LOSE FOUR 0 "), result
     # Pons' score +8 for player 0: perfect play wins with its 22 - 8 = 14th stone.
     assert board.cells.count(0) == 14
+    assert "Traceback" not in daemon.text
+
+
+async def engine_reply(client, command: str) -> str:
+    """The engine's first move after ``command`` started a game at the engine's turn: the last
+    PLAYED line before the person is asked to move."""
+    client.send("BOARD OFF", command)
+    played = None
+    while True:
+        line = await client.next_line(timeout=15)
+        if line.startswith("PLAYED "):
+            played = line
+        elif line.startswith(("YOURMOVE", "RESULT", "ABORT", "ERROR")):
+            return played or line
+
+
+@pytest_twisted.ensureDeferred
+async def test_perfect_plays_the_best_moves_of_issue_12(start_daemon, engines_dir):
+    """Perfect once answered column 2 (a loss) where column 4 wins, and column 5 (a slower win)
+    where column 3 wins faster; through the daemon it now plays 4 and 3."""
+    daemon = await started(start_daemon, engines_dir)
+    first = await connect(daemon.ports["connect4"])
+    assert (await engine_reply(first, "PLAY solver:2 FIRST FROM 2,6,4,2,2,5,6,4,5")).startswith("PLAYED 1 4 ")
+    second = await connect(daemon.ports["connect4"])
+    assert (await engine_reply(second, "PLAY solver:2 SECOND FROM 5,3,1,6,5,6,3,0")).startswith("PLAYED 0 3 ")
     assert "Traceback" not in daemon.text
 
 

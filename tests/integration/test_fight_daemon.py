@@ -171,7 +171,7 @@ async def test_an_ai_leaving_mid_turn_ends_the_game_after_the_others_finish_the_
     ]
     assert events[-1] == "GAMEOVER&WIN&0&1"
     assert "leaver (team 1) left" in daemon.text
-    assert "fight game 1 ended after turn 1 (end): stayer WIN" in daemon.text
+    assert "fight game 1 ended after turn 1 (disconnect): stayer WIN" in daemon.text
 
 
 async def play_turn(ai, commands: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ import pytest_twisted
 from twisted.internet import defer
 
 from tests.docsessions import sessions
-from tests.integration.support import connect, gamed_args, spawn, with_timeout
+from tests.integration.support import connect, gamed_args, spawn, take_seats, with_timeout
 
 # The examples need time to send their first lines before the pair delay seats them.
 DOC_ARGS = ("--kalaha-pair-delay", "1.5")
@@ -118,8 +118,9 @@ async def test_plain_connections_pair_in_arrival_order(start_daemon):
 async def test_disconnect_mid_game_sends_the_documented_abort(start_daemon):
     daemon = await start_daemon()
     a, b = await connect(daemon.port), await connect(daemon.port)
-    a.send("NAME alice", "TABLE x")
-    b.send("NAME bob", "TABLE x")
+    a.send("NAME alice")
+    b.send("NAME bob")
+    await take_seats("x", a, b)
     await a.expect("YOURMOVE")
     a.send("A3")
     await b.expect("YOURMOVE")
@@ -135,11 +136,10 @@ async def test_disconnect_mid_game_sends_the_documented_abort(start_daemon):
 async def test_move_time_limit_from_the_command_line(start_daemon):
     daemon = await start_daemon("--kalaha-move-time", "1")
     a, b = await connect(daemon.port), await connect(daemon.port)
-    a.send("TABLE slow")
-    b.send("TABLE slow")
+    await take_seats("slow", a, b)
     assert (await a.expect("YOURMOVE")).startswith("YOURMOVE 1 ")
-    assert await a.expect("ABORT") == "ABORT TIMEOUT you did not move within 1 s"
-    assert await b.expect("ABORT") == "ABORT TIMEOUT guest1 did not move within 1 s"
+    assert await a.expect("RESULT") == "RESULT LOSE TIMEOUT you did not move within 1 s"
+    assert await b.expect("RESULT") == "RESULT WIN TIMEOUT guest1 did not move within 1 s"
 
 
 @pytest_twisted.ensureDeferred
@@ -148,8 +148,7 @@ async def test_config_file_settings_apply(start_daemon, tmp_path):
     conf.write_text('[kalaha]\nmove_time = 42\nstrikes = 1\nboard = false\n')
     daemon = await start_daemon("--config", str(conf))
     a, b = await connect(daemon.port), await connect(daemon.port)
-    a.send("TABLE c")
-    b.send("TABLE c")
+    await take_seats("c", a, b)
     assert (await a.expect("YOURMOVE")).startswith("YOURMOVE 42 ")
     a.send("B1")
     assert await a.next_line() == "ERROR 413 B1: that pit belongs to your opponent; strike 1 of 1"
@@ -161,8 +160,7 @@ async def test_config_file_settings_apply(start_daemon, tmp_path):
 async def test_sigterm_aborts_running_games_and_the_daemon_exits_cleanly(start_daemon):
     daemon = await start_daemon()
     a, b = await connect(daemon.port), await connect(daemon.port)
-    a.send("TABLE s")
-    b.send("TABLE s")
+    await take_seats("s", a, b)
     await a.expect("YOURMOVE")
     clean = await daemon.stop()
     assert await a.expect("ABORT") == "ABORT SHUTDOWN the server is shutting down"
@@ -190,7 +188,8 @@ async def test_garbage_and_floods_do_not_disturb_another_game(start_daemon):
 async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(start_daemon):
     daemon = await start_daemon()
     await daemon.stop()
-    assert "[-] kalaha (ConnectionLimits) starting on" in daemon.text
+    assert f"[-] kalaha starting on {daemon.port}\n" in daemon.text, "the port's line names what it serves"
+    assert f"gamed ready: kalaha tcp:127.0.0.1:{daemon.port}\n" in daemon.text
     d = spawn(["--logger=gamed.logs.json_observer", *gamed_args()])
     try:
         await with_timeout(d.listening, 20, "the daemon with JSON logs to listen")
@@ -201,4 +200,5 @@ async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(st
     lines = d.text.splitlines()
     events = [json.loads(line) for line in lines]
     assert len(events) == len(lines) >= 3, "every line is one JSON object"
-    assert any("kalaha (ConnectionLimits) starting on" in json.dumps(e) for e in events)
+    assert any(f"kalaha starting on {d.port}" in json.dumps(e) for e in events)
+    assert any(e.get("line") == f"gamed ready: kalaha tcp:127.0.0.1:{d.port}" for e in events)

@@ -1,6 +1,5 @@
 """Starting the daemon for real: help, bad options, busy ports, TLS and systemd socket activation."""
 
-import datetime
 import json
 import os
 import socket
@@ -8,13 +7,10 @@ import ssl as stdlib_ssl
 import urllib.request
 
 import pytest_twisted
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from twisted.internet import endpoints, reactor, ssl, threads
 
 from gamed import tap
+from tests.tlscerts import self_signed
 from tests.integration.support import TWIST, TWISTD, LineClient, child_env, run, spawn, with_timeout
 
 
@@ -73,28 +69,6 @@ async def test_busy_port_stops_twistd_and_twist_with_a_clear_message():
             assert "Traceback" not in out
     finally:
         s.close()
-
-
-def self_signed(tmp_path):
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
-    (tmp_path / "key.pem").write_bytes(key_pem)
-    (tmp_path / "cert.pem").write_bytes(cert_pem)
-    return tmp_path / "key.pem", tmp_path / "cert.pem", cert_pem
 
 
 @pytest_twisted.ensureDeferred
@@ -156,18 +130,21 @@ async def test_a_records_database_that_cannot_be_opened_stops_start_up(tmp_path)
     not_a_database = tmp_path / "text.sqlite"
     not_a_database.write_text("these are not the records you are looking for\n")
     under_a_file = tmp_path / "text.sqlite" / "x" / "y.sqlite"  # a directory that cannot be made, even by root
+    missing = tmp_path / "nonexistent" / "dir"
     ports = ["--fight", "none", "--fight-gui", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none"]
     ports += ["--kalaha", "tcp:0:interface=127.0.0.1"]
     for executable, args in ((TWISTD, ["--nodaemon", "--pidfile=", "gamed", *ports]), (TWIST, ["gamed", *ports])):
         for database, why in (
             (not_a_database, "file is not a database"),
-            (under_a_file, f"[Errno 20] Not a directory: '{tmp_path / 'text.sqlite' / 'x'}'"),
+            (under_a_file, f"the directory {tmp_path / 'text.sqlite' / 'x'} does not exist"),
+            (missing / "x.sqlite", f"the directory {missing} does not exist"),
         ):
             code, out = await run([*args, "--records", f"sqlite:{database}"], executable=executable)
             assert code == 1, out
             lines = [line for line in out.splitlines() if line.strip()]
             assert lines == [f"gamed: cannot start: cannot open the records database sqlite:{database}: {why}"], out
     assert not_a_database.read_text() == "these are not the records you are looking for\n"
+    assert not (tmp_path / "nonexistent").exists(), "no directory is made for a database"
 
 
 @pytest_twisted.ensureDeferred
@@ -183,3 +160,21 @@ async def test_the_web_site_over_tls(start_daemon, tmp_path):
     status, body = await threads.deferToThread(fetch)
     assert (status, body) == (200, {"games": []})
     assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_ready_line_names_every_port_with_its_bound_number(start_daemon):
+    daemon = await start_daemon(kalaha="tcp:0:interface=127.0.0.1", connect4="tcp:0:interface=127.0.0.1", web="tcp:0:interface=127.0.0.1")
+    ports = daemon.ports
+    assert set(ports) == {"kalaha", "connect4", "web"} and all(p > 0 for p in ports.values())
+    (ready,) = [line for line in daemon.text.splitlines() if "gamed ready: " in line]
+    assert ready.endswith(
+        f"gamed ready: kalaha tcp:127.0.0.1:{ports['kalaha']}, connect four tcp:127.0.0.1:{ports['connect4']}, "
+        f"web site tcp:127.0.0.1:{ports['web']}"
+    )
+    for served, option in (("kalaha", "kalaha"), ("connect four", "connect4"), ("web site", "web")):
+        assert f"] {served} starting on {ports[option]}\n" in daemon.text
+    assert "ConnectionLimits" not in daemon.text, "no Twisted class names in the start-up lines"
+    client = await endpoints.connectProtocol(endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", ports["kalaha"]), LineClient())
+    assert (await client.next_line()).startswith("HELLO KALAHA/1 ")
+    client.transport.loseConnection()

@@ -39,6 +39,29 @@ command = "{fast_ai} 2"
     return str(path)
 
 
+def sleeping_ais(tmp_path) -> str:
+    """A config with a Stratego tournament between two programs that never answer."""
+    sleeper = tmp_path / "slow.sh"
+    sleeper.write_text("#!/bin/sh\nsleep 60\n")  # no exec: the script stays visible by its name
+    sleeper.chmod(0o755)
+    config = tmp_path / "gamed.conf"
+    config.write_text(
+        f"""
+[stratego]
+rounds = 1
+games = 2
+concurrency = 1
+timeout = 0
+state_dir = "{tmp_path / 'state'}"
+[stratego.ai.slow1]
+command = "{sleeper}"
+[stratego.ai.slow2]
+command = "{sleeper}"
+"""
+    )
+    return str(config)
+
+
 async def wait_for(condition, seconds, what):
     for _ in range(int(seconds * 10)):
         if condition():
@@ -59,7 +82,7 @@ async def test_the_daemon_plays_and_records_a_tournament(start_daemon, tmp_path,
     daemon = await start_daemon("--config", write_config(tmp_path, fast_ai))
     await wait_for(lambda: "stratego tournament" in daemon.text and "finished" in daemon.text, 30, "the tournament")
     games = results(tmp_path)
-    assert [(g["red"], g["blue"]) for g in games] == [("alpha", "beta"), ("beta", "alpha")]
+    assert sorted((g["red"], g["blue"]) for g in games) == [("alpha", "beta"), ("beta", "alpha")]  # concurrent: any order
     for g in games:
         log = (tmp_path / "state").glob(f"tournament-*/{g['log']}")
         assert next(log).read_text().splitlines()[-1] == g["result"]
@@ -69,31 +92,20 @@ async def test_the_daemon_plays_and_records_a_tournament(start_daemon, tmp_path,
 
 @pytest_twisted.ensureDeferred
 async def test_stopping_the_daemon_mid_game_kills_the_ais_and_records_the_abort(start_daemon, tmp_path):
-    sleeper = tmp_path / "slow.sh"
-    sleeper.write_text("#!/bin/sh\nsleep 30\n")
-    sleeper.chmod(0o755)
-    config = tmp_path / "gamed.conf"
-    config.write_text(
-        f"""
-[stratego]
-rounds = 1
-timeout = 0
-state_dir = "{tmp_path / 'state'}"
-[stratego.ai.slow1]
-command = "{sleeper}"
-[stratego.ai.slow2]
-command = "{sleeper}"
-"""
-    )
-    daemon = await start_daemon("--config", str(config))
+    daemon = await start_daemon("--config", sleeping_ais(tmp_path))
     await wait_for(lambda: list((tmp_path / "state").glob("tournament-*")), 10, "the tournament to start")
-    await task.deferLater(reactor, 0.5, lambda: None)
+    await wait_for(lambda: _sleepers(tmp_path), 10, "both programs of the first game to run")
     assert await daemon.stop()
     games = results(tmp_path)
     assert games and all(g["aborted"] for g in games)
     assert not [line for line in daemon.text.splitlines() if "Traceback" in line]
-    leftovers = [int(p) for p in os.listdir("/proc") if p.isdigit() and "slow.sh" in _cmdline(p)]
-    assert leftovers == []
+    assert _sleepers(tmp_path) == []
+
+
+def _sleepers(tmp_path) -> list[int]:
+    """The live processes of ``tmp_path``'s sleeping program (its script, or the sleep it runs)."""
+    script = str(tmp_path / "slow.sh")
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and script in _cmdline(p)]
 
 
 def _cmdline(pid: str) -> str:
@@ -101,3 +113,33 @@ def _cmdline(pid: str) -> str:
         return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_restarted_daemon_continues_its_tournament_and_does_not_replay_a_complete_one(start_daemon, tmp_path, fast_ai):
+    hang = tmp_path / "hang"
+    hang.write_text("")
+    wrapper = tmp_path / "ai.sh"  # the same program every time; it hangs while the file "hang" exists
+    wrapper.write_text(f'#!/bin/sh\nif [ -e "{hang}" ]; then exec sleep 60; fi\nexec "{fast_ai}" "$@"\n')
+    wrapper.chmod(0o755)
+    config = write_config(tmp_path, wrapper)
+    daemon = await start_daemon("--config", config)
+    await wait_for(lambda: len(list((tmp_path / "state").glob("tournament-*/*.blue.*"))) == 2, 20, "both games to start")
+    assert await daemon.stop()
+    (directory,) = (tmp_path / "state").glob("tournament-*")
+    assert sorted((g["game"], g["aborted"]) for g in results(tmp_path)) == [(1, True), (2, True)]
+    assert "the next start continues it" in daemon.text
+
+    hang.unlink()
+    daemon = await start_daemon("--config", config)
+    await wait_for(lambda: "finished: 2 games" in daemon.text, 30, "the tournament to be played to its end")
+    assert await daemon.stop()
+    assert list((tmp_path / "state").glob("tournament-*")) == [directory]
+    games = results(tmp_path)
+    assert sorted((g["game"], g["aborted"]) for g in games) == [(1, False), (1, True), (2, False), (2, True)]
+    assert all(g["result"] for g in games if not g["aborted"])
+
+    daemon = await start_daemon("--config", config)
+    await wait_for(lambda: "is complete (2 games)" in daemon.text, 20, "the daemon to find the tournament complete")
+    assert await daemon.stop()
+    assert results(tmp_path) == games and list((tmp_path / "state").glob("tournament-*")) == [directory]

@@ -7,17 +7,29 @@ from __future__ import annotations
 import json
 
 import pytest_twisted
+from twisted.internet import reactor, task
 
-from tests.integration.support import LOOPBACK, connect, gamed_args, spawn, with_timeout
+from tests.integration.support import LOOPBACK, connect, flag_capture_config, gamed_args, spawn, with_timeout
 from tests.web.client import events, get_json
 from tests.web.docsession import alike, session
 
 
-async def start_daemon(tmp_path):
+async def start_daemon(tmp_path, *extra):
     database = tmp_path / "records.sqlite"
-    daemon = spawn(gamed_args("--web", LOOPBACK, "--records", str(database), kalaha=LOOPBACK), expect_ports=2)
+    daemon = spawn(gamed_args("--web", LOOPBACK, "--records", str(database), *extra, kalaha=LOOPBACK), expect_ports=2)
     await with_timeout(daemon.listening, 30, "the daemon to listen")
     return daemon, f"http://127.0.0.1:{daemon.ports['web']}"
+
+
+async def poll_json(url: str, predicate, what: str, seconds: float = 30):
+    """GET ``url`` until ``predicate(body)`` is true; returns that value."""
+    for _ in range(int(seconds * 10)):
+        code, body = await get_json(url)
+        found = predicate(body) if code == 200 else None
+        if found:
+            return found
+        await task.deferLater(reactor, 0.1, lambda: None)
+    raise AssertionError(f"timed out after {seconds} s waiting for {what}")
 
 
 async def players(daemon):
@@ -93,3 +105,24 @@ async def test_the_documented_session(tmp_path):
                 assert name == step.text and alike(data, step.data), f"{where}: got {name} {json.dumps(data)}"
     finally:
         assert await daemon.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_stored_stratego_match_ends_on_the_flag_capture_applied(tmp_path):
+    daemon, url = await start_daemon(tmp_path, "--config", str(flag_capture_config(tmp_path)))
+    try:
+        match_id = await poll_json(
+            url + "/api/matches?game=stratego", lambda b: b["matches"] and b["matches"][0]["id"], "the stored match"
+        )
+        code, match = await get_json(f"{url}/api/matches/{match_id}")
+        assert code == 200 and match["reason"] == "Captured the flag"
+        (move,) = match["moves"]
+        assert move["seat"] == 0 and move["move"] == "0 3 DOWN 3 VICTORY_FLAG"
+        # The replay's last frame (the state after the move, and the final state it ends on):
+        for state in (move["state"], match["extra"]["final_state"]):
+            assert state["cells"][6][0] == {"owner": 0, "unit": "scout"}, "the attacker is on the flag's square"
+            assert state["cells"][3][0] is None, "it left its own square"
+            assert {"owner": 1, "unit": "flag"} not in [c for row in state["cells"] for c in row], "the flag is gone"
+    finally:
+        assert await daemon.stop()
+    assert "Traceback" not in daemon.text

@@ -73,6 +73,16 @@ def test_guests_are_not_rated_and_a_disconnect_aborts_unrated():
     assert (record.reason, record.rated, record.scores) == ("disconnect", False, (0.0, 0.0))
 
 
+def test_a_timeout_is_stored_as_a_rated_loss_for_the_player_out_of_time():
+    clock, hub, store, service = make()
+    alice, bob = pair(service)
+    alice.send("A3")
+    clock.advance(60)
+    (record,) = store.records
+    assert (record.reason, record.rated, record.scores) == ("timeout", True, (1.0, 0.0))
+    assert [(s.name, s.rated) for s in record.seats] == [("alice", True), ("bob", True)]
+
+
 def test_the_computer_is_a_seat_of_kind_computer():
     clock, hub, store, service = make()
     person = Client(service)

@@ -5,6 +5,7 @@ from twisted.internet.task import Clock
 from twisted.logger import LogLevel, capturedLogs
 
 from gamed.kalaha.protocol import KalahaProtocol
+from gamed.kalaha.rules import Position
 from tests.kalaha.harness import Client, greeted, make_service, pair
 
 
@@ -218,6 +219,55 @@ def test_three_strikes_lose_the_game(service):
     assert service.games == {}
 
 
+def test_a_persons_typos_get_their_error_and_cost_nothing(clock):
+    # Drawings on: the connection behaves as a person, so the three typos of issue 12 cost nothing.
+    service = make_service(clock, board=True)
+    a, b = pair(service)
+    clock.advance(5)
+    a.send("B1", "A7", "move")
+    assert a.read() == [
+        "ERROR 413 B1: that pit belongs to your opponent",
+        "YOURMOVE 55 A1 A2 A3 A4 A5 A6",
+        "ERROR 412 A7: a store cannot be played",
+        "YOURMOVE 55 A1 A2 A3 A4 A5 A6",
+        "ERROR 401 usage: MOVE <pit>, e.g. MOVE A3 or just 3",
+        "YOURMOVE 55 A1 A2 A3 A4 A5 A6",
+    ]
+    assert b.read() == []
+    a.send("A3")
+    assert a.read()[0] == "PLAYED A A3 SOWN 6"
+    assert service.games[1].strikes == {"A": 0, "B": 0}
+
+
+def test_a_persons_line_out_of_turn_costs_nothing_even_when_people_are_struck(clock):
+    service = make_service(clock, board=True, strike_people=True)
+    a, b = pair(service)
+    b.send("B1", "FOO")
+    assert b.read() == ["ERROR 410 it is not your turn", "ERROR 400 unknown command FOO; type HELP"]
+    a.send("B1")
+    assert a.read() == ["ERROR 413 B1: that pit belongs to your opponent; strike 1 of 3", "YOURMOVE 60 A1 A2 A3 A4 A5 A6"]
+
+
+def test_people_lose_on_strikes_on_their_own_turn_when_configured(clock):
+    service = make_service(clock, board=True, strike_people=True)
+    a, b = pair(service)
+    a.send("B1", "A7", "move")
+    assert a.read()[-3:] == ["SCORE 0 0", "RESULT LOSE STRIKES you made 3 protocol errors", "BYE thanks for playing"]
+
+
+def test_a_connection_that_switches_its_drawings_off_is_struck_as_a_program(clock):
+    service = make_service(clock, board=True)
+    a, b = pair(service)
+    a.send("B1", "BOARD OFF", "B1")
+    assert a.read() == [
+        "ERROR 413 B1: that pit belongs to your opponent",
+        "YOURMOVE 60 A1 A2 A3 A4 A5 A6",
+        "OK BOARD OFF",
+        "ERROR 413 B1: that pit belongs to your opponent; strike 1 of 3",
+        "YOURMOVE 60 A1 A2 A3 A4 A5 A6",
+    ]
+
+
 def test_strike_limit_zero_never_loses(clock):
     service = make_service(clock, strikes=0)
     a, b = pair(service)
@@ -227,14 +277,16 @@ def test_strike_limit_zero_never_loses(clock):
     assert not a.closing
 
 
-def test_move_timeout_aborts_the_game_for_both(service, clock):
+def test_move_timeout_loses_the_game_for_the_player_out_of_time(service, clock):
     a, b = pair(service)
+    a.send("A3")
+    a.read(), b.read()
     clock.advance(59.9)
-    assert a.read() == []
+    assert b.read() == []
     clock.advance(0.1)
-    assert a.read() == ["SCORE 0 0", "ABORT TIMEOUT you did not move within 60 s", "BYE thanks for playing"]
-    assert b.read() == ["SCORE 0 0", "ABORT TIMEOUT alice did not move within 60 s", "BYE thanks for playing"]
-    assert a.lost and b.lost
+    assert b.read() == ["SCORE 1 0", "RESULT LOSE TIMEOUT you did not move within 60 s", "BYE thanks for playing"]
+    assert a.read() == ["SCORE 1 0", "RESULT WIN TIMEOUT bob did not move within 60 s", "BYE thanks for playing"]
+    assert a.lost and b.lost and service.games == {}
 
 
 def test_a_move_just_before_the_deadline_counts(service, clock):
@@ -318,6 +370,35 @@ def test_board_drawing_on_request_and_switch(service):
     assert b.read() == ["OK BOARD OFF"]
 
 
+def test_each_player_sees_the_board_from_its_own_side(service):
+    a, b = pair(service)
+    a.send("A3")
+    a.read(), b.read()
+    a.send("BOARD")
+    b.send("BOARD")
+    assert a.read() == [
+        "BOARD            B6  B5  B4  B3  B2  B1",
+        "BOARD     +--------------------------------+",
+        "BOARD     |       6   6   6   6   7   7    |",
+        "BOARD  B7 |  0                           1 | A7",
+        "BOARD     |       6   6   0   7   7   7    |",
+        "BOARD     +--------------------------------+",
+        "BOARD            A1  A2  A3  A4  A5  A6",
+    ]
+    # B's own row at the bottom, sown left to right towards B's store on the right.
+    assert b.read() == [
+        "BOARD            A6  A5  A4  A3  A2  A1",
+        "BOARD     +--------------------------------+",
+        "BOARD     |       7   7   7   0   6   6    |",
+        "BOARD  A7 |  1                           0 | B7",
+        "BOARD     |       7   7   6   6   6   6    |",
+        "BOARD     +--------------------------------+",
+        "BOARD            B1  B2  B3  B4  B5  B6",
+    ]
+    b.send("POSITION")
+    assert b.read() == ["POSITION 6 6 0 7 7 7 1 7 7 6 6 6 6 0 B"], "the machine line is the same for both"
+
+
 def test_board_with_a_bad_argument_is_an_error(service):
     a, b = pair(service)
     b.send("BOARD SIDEWAYS")
@@ -363,6 +444,38 @@ def test_full_game_to_the_final_score_then_both_close(service):
     assert (ra, rb) == expected
     assert seen["A"][-2].endswith(f"END {sa} to {sb}")
     assert a.lost and b.lost
+
+
+def _set_position(service, pits, to_move="A"):
+    """Put the running game into a position (to reach a particular end quickly)."""
+    (game,) = service.games.values()
+    game.position = Position(tuple(pits), to_move)
+
+
+def test_the_game_ending_move_is_marked_end_and_has_no_extra(service):
+    a, b = pair(service)
+    # A's last stone falls into A7 (which would be an extra turn), and A has no stone left: B's
+    # stones are swept into B7 and the game is over, so A does not move again.
+    _set_position(service, [0, 0, 0, 0, 0, 1, 30, 2, 0, 0, 0, 3, 0, 36])
+    a.send("A6")
+    la, lb = a.read(), b.read()
+    assert la[0] == lb[0] == "PLAYED A A6 SOWN 1 SWEEP 5 END"
+    assert la[1] == "POSITION 0 0 0 0 0 0 31 0 0 0 0 0 0 41 -"
+    assert la[2:] == ["SCORE 31 41", "RESULT LOSE END 31 to 41", "BYE thanks for playing"]
+
+
+def test_a_game_ending_move_with_nothing_to_sweep_is_marked_end(service):
+    a, b = pair(service)
+    # B's pits are already empty; A's last stone empties A's side as well.
+    _set_position(service, [0, 0, 0, 0, 0, 1, 40, 0, 0, 0, 0, 0, 0, 31])
+    a.send("6")
+    assert a.read()[:2] == ["PLAYED A A6 SOWN 1 END", "POSITION 0 0 0 0 0 0 41 0 0 0 0 0 0 31 -"]
+
+
+def test_moves_that_do_not_end_the_game_carry_no_end(service):
+    a, b = pair(service)
+    a.send("A1")
+    assert a.read()[0] == "PLAYED A A1 SOWN 6 EXTRA"
 
 
 def test_computer_opponent_plays_its_moves(service, clock):

@@ -1,5 +1,5 @@
 """Kalaha rules (gamed.kalaha.rules): sowing, captures, extra turns, the no-move rule, the end of
-the game, move parsing and refusals, checked against specs/kalaha.md and by random legal games."""
+the game, move parsing and refusals, checked against the rules in docs/protocols/kalaha.md and by random legal games."""
 
 import pytest
 from hypothesis import given

@@ -96,7 +96,7 @@ def test_match_scores():
     assert match_scores(None) == ((0.0, 0.0), False)
 
 
-def test_the_move_that_captures_the_flag_shows_every_piece(tmp_path):
+def test_the_move_that_captures_the_flag_shows_the_capture_and_every_piece(tmp_path):
     blue_setup = ["F67B669999", "6724898974", "BB31555583", "9B8sB479B8"]  # the flag in the front row
     hub, store, service = make(tmp_path, {"red_ai": ["0 3 DOWN 3"], "blue_ai": []}, setups={"blue_ai": blue_setup})
     service.run_tournament(1, ["red_ai", "blue_ai"])
@@ -104,5 +104,10 @@ def test_the_move_that_captures_the_flag_shows_every_piece(tmp_path):
     assert record.scores == (1.0, 0.0) and record.reason == "Captured the flag"
     (move,) = record.moves
     assert move.move == "0 3 DOWN 3 VICTORY_FLAG" and move.state["last"] == [[0, 3], [0, 6]]
-    assert move.state["cells"][6][0] == {"owner": 1, "unit": "flag"}
-    assert all(c["unit"] is not None for row in move.state["cells"] for c in row if isinstance(c, dict))
+    for state in (move.state, record.extra["final_state"]):  # the last frame of a replay, either way
+        assert state["cells"][6][0] == {"owner": 0, "unit": "scout"}, "the attacker is on the flag's square"
+        assert state["cells"][3][0] is None, "and no longer on its own"
+        units = [c for row in state["cells"] for c in row if isinstance(c, dict)]
+        assert all(c["unit"] is not None for c in units) and {"owner": 1, "unit": "flag"} not in units
+    log_text = record.extra["ucc_log"]
+    assert "1 RED: 0 3 DOWN 3 VICTORY_FLAG" in log_text.splitlines(), "the manager's log is unchanged"

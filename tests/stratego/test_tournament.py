@@ -9,6 +9,7 @@ import json
 import pytest
 from twisted.internet import defer
 from twisted.internet.task import Clock
+from twisted.logger import capturedLogs, formatEvent
 
 from gamed.config import AiProgram, Limits, StrategoConfig
 from gamed.stratego import tournament
@@ -98,7 +99,7 @@ def test_a_tournament_records_every_game_and_its_log(tmp_path):
     assert log[0] == "./quit.py RED SETUP" and log[-1] == games[0]["result"]
     assert all(not g["aborted"] for g in games)
     assert table(directory)[1].split()[:3] == ["1", "mover", "0.6"]
-    assert not [p for p in directory.iterdir() if p.name not in ("logs", "results.jsonl")], "fresh workdirs removed"
+    assert not [p for p in directory.iterdir() if p.name not in ("logs", "results.jsonl", "tournament.json")], "fresh workdirs removed"
 
 
 def test_the_opponent_shown_is_the_registered_one(tmp_path):
@@ -135,3 +136,72 @@ def test_shutdown_aborts_running_games_and_starts_no_more(tmp_path):
     games = read_results(done[0])
     assert len(games) == 1 and games[0]["aborted"], "the second game never started"
     assert table(done[0]) == table(done[0])[:1], "aborted games are not in the standings"
+
+
+def resumable(tmp_path, hang_game=None, **settings):
+    """A service on ``tmp_path`` whose seats play the scripted games, except that game number
+    ``hang_game`` never gets its setups (until its programs are killed)."""
+    played = []
+
+    def make(ai, workdir):
+        game = len(played) // 2 + 1
+        played.append((game, ai.name))
+        if game == hang_game:
+            seat = ScriptedSeat(ai.command)
+            hanging = defer.Deferred()
+            seat.setup = lambda colour, opponent: hanging
+            seat.kill = lambda: (hanging.called or hanging.callback([])) or defer.succeed(None)
+            return seat
+        return scripted_factory({"quitter": lambda: ["SURRENDER"], "mover": lambda: ["1 3 DOWN", "SURRENDER"]})(ai, workdir)
+
+    ais = (AiProgram("quitter", "./quit.py"), AiProgram("mover", "./move.py"))
+    config = StrategoConfig(ai=ais, rounds=1, concurrency=1, **settings)
+    return StrategoService(config, Limits(), Clock(), tmp_path, seat_factory=make), played
+
+
+def test_a_restart_continues_the_tournament_where_it_stopped(tmp_path):
+    first, played = resumable(tmp_path, hang_game=2)
+    first.startService()
+    assert [game for game, _ in played] == [1, 1, 2, 2], "game 2 waits for its setups"
+    first.stopService()  # game 2 is aborted
+    (directory,) = tmp_path.glob("tournament-*")
+    assert [(g["game"], g["aborted"]) for g in read_results(directory)] == [(1, False), (2, True)]
+
+    again, played = resumable(tmp_path)
+    with capturedLogs() as events:
+        again.startService()
+    assert [game for game, _ in played] == [1, 1], "only the interrupted game is played again, as game 2"
+    assert list(tmp_path.glob("tournament-*")) == [directory], "no new tournament"
+    games = read_results(directory)
+    assert [(g["game"], g["red"], g["aborted"]) for g in games] == [(1, "quitter", False), (2, "mover", True), (2, "mover", False)]
+    assert games[1]["log"] != games[2]["log"] and (directory / games[1]["log"]).exists(), "the aborted game's log is kept"
+    assert [row.split()[:4] for row in table(directory)[1:]] == [["1", "mover", "0.6", "2"], ["2", "quitter", "0.0", "2"]]
+    logged = " | ".join(formatEvent(e) for e in events)
+    assert f"stratego tournament {directory}: continuing, 1 of 2 games recorded" in logged, logged
+
+
+def test_a_game_cut_off_by_a_crash_is_played_at_the_next_start(tmp_path):
+    crashed, _ = resumable(tmp_path, hang_game=2)
+    crashed.startService()  # the daemon dies here without stopping: game 2 left no line at all
+    (directory,) = tmp_path.glob("tournament-*")
+    assert [g["game"] for g in read_results(directory)] == [1]
+    again, played = resumable(tmp_path)
+    again.startService()
+    assert [game for game, _ in played] == [1, 1]
+    assert [(g["game"], g["aborted"]) for g in read_results(directory)] == [(1, False), (2, False)]
+
+
+def test_a_complete_tournament_is_not_played_again_but_another_configuration_is_a_new_one(tmp_path):
+    first, played = resumable(tmp_path)
+    first.startService()
+    assert len(played) == 4
+    (directory,) = tmp_path.glob("tournament-*")
+    again, played = resumable(tmp_path)
+    with capturedLogs() as events:
+        again.startService()
+    assert played == [] and len(read_results(directory)) == 2
+    logged = " | ".join(formatEvent(e) for e in events)
+    assert f"stratego tournament {directory} is complete (2 games)" in logged, logged
+    other, played = resumable(tmp_path, max_turns=50)
+    other.startService()
+    assert len(played) == 4 and len(list(tmp_path.glob("tournament-*"))) == 2, "other match settings: a fresh tournament"

@@ -3,13 +3,17 @@ streams of a table and of the front page, matches and ratings from a real Record
 
 from __future__ import annotations
 
+import urllib.parse
+
 import pytest
 import pytest_twisted
-from twisted.internet import reactor, task
+from twisted.internet import endpoints, reactor, task
 
+from gamed import __version__
 from gamed.config import Limits, WebConfig
 from gamed.observers import LiveHub
-from gamed.records import RecordStore, Seat
+from gamed.ports import ListeningPorts
+from gamed.records import MatchRecord, Move, RecordStore, Seat
 from gamed.web.service import WebService
 from tests.web.client import events, get, get_json
 
@@ -27,9 +31,12 @@ class Site:
 
 
 async def serve(hub, **config):
-    web = WebService(WebConfig(**config), Limits(), hub, reactor)
+    """The site on a loopback port, which it lists among the daemon's ports (``/api/server``)."""
+    ports = ListeningPorts()
+    web = WebService(WebConfig(**config), Limits(), hub, reactor, ports=ports)
     web.startService()
-    port = reactor.listenTCP(0, web.port_factory(), interface="127.0.0.1")
+    endpoint = ports.watch("web", "tcp:0:interface=127.0.0.1", endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1"))
+    port = await endpoint.listen(web.port_factory())
     return Site(hub, web, port)
 
 
@@ -120,6 +127,7 @@ async def test_table_stream_snapshot_moves_end_then_match(recorded):
     table.finish((1.0, 0.0), "end", kalaha_state(3))
     end = await stream.expect("end")
     assert end["result"] == {"scores": [1.0, 0.0], "reason": "end"} and isinstance(end["match_id"], int)
+    assert end["outcome"] == "alice won 3\u20130", "Kalaha's result in stones"
     await stream.done  # the server closes the stream at the end
     code, match = await get_json(f"{site.url}/api/matches/{end['match_id']}")
     assert code == 200 and [m["move"] for m in match["moves"]] == ["A1", "B2"]
@@ -165,3 +173,90 @@ async def test_a_viewer_that_disconnects_is_no_longer_counted(site):
 async def test_static_pages_are_served(site):
     code, ctype, body = await get(site.url + "/")
     assert code == 200 and ctype.startswith("text/html") and b"<html" in body.lower()
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_server_lists_its_ports_for_the_how_to(site):
+    code, body = await get_json(site.url + "/api/server")
+    assert code == 200 and body["version"] == __version__ and body["records"] is False
+    assert body["ports"] == [
+        {
+            "serves": "web",
+            "name": "web site",
+            "address": f"tcp:127.0.0.1:{site.port.getHost().port}",
+            "host": "127.0.0.1",
+            "port": site.port.getHost().port,
+            "tls": False,
+        }
+    ]
+
+
+def match(a, b, scores, reason, moves=2, rated=True, game="kalaha", extra=None):
+    return MatchRecord(
+        game=game,
+        started=1.0,
+        ended=2.0,
+        seats=(Seat(0, a, True), Seat(1, b, True)),
+        options={},
+        moves=tuple(Move(n, n % 2, f"A{n}", float(n)) for n in range(1, moves + 1)),
+        scores=scores,
+        reason=reason,
+        rated=rated,
+        extra=extra or {},
+    )
+
+
+@pytest_twisted.ensureDeferred
+async def test_matches_say_their_result_and_unplayed_ones_can_be_left_out(recorded):
+    store = recorded.hub.store
+    final = {"pits": [[0] * 6, [0] * 6], "stores": [40, 32], "to_move": None}
+    won = await store.store(match("alice", "bob", (1.0, 0.0), "end", extra={"final_state": final}))
+    unplayed = await store.store(match("alice", "carol", (0.0, 0.0), "disconnect", moves=0, rated=False))
+    code, body = await get_json(recorded.url + "/api/matches")
+    assert [m["id"] for m in body["matches"]] == [unplayed, won]
+    assert [m["outcome"] for m in body["matches"]] == ["aborted: a player left", "alice won 40\u201332"]
+    assert body["matches"][1]["points"] == [40.0, 32.0] and body["matches"][1]["turns"] == 2
+    code, body = await get_json(recorded.url + "/api/matches?unplayed=no")
+    assert [m["id"] for m in body["matches"]] == [won]
+    code, body = await get_json(recorded.url + "/api/matches?unplayed=perhaps")
+    assert code == 400 and body["error"] == "unplayed must be yes or no, not 'perhaps'"
+    # The front page's stream leaves them out.
+    response, stream = await events(f"{recorded.url}/api/events")
+    assert [m["id"] for m in (await stream.expect("matches"))["matches"]] == [won]
+    stream.stop()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_players_page_data(recorded):
+    store = recorded.hub.store
+    first = await store.store(match("alice", "bob", (1.0, 0.0), "resign"))
+    second = await store.store(match("gamed:2", "alice", (1.0, 0.0), "four", game="connect4"))
+    unplayed = await store.store(match("alice", "carol", (0.0, 0.0), "shutdown", moves=0, rated=False))
+    code, body = await get_json(recorded.url + "/api/players/alice")
+    assert code == 200 and body["name"] == "alice"
+    assert [m["id"] for m in body["matches"]] == [unplayed, second, first]
+    assert [(r["game"], r["rating"], r["rank"], r["games"]) for r in body["ratings"]] == [
+        ("connect4", 1484.0, 2, 1),
+        ("kalaha", 1516.0, 1, 1),
+    ]
+    code, body = await get_json(recorded.url + "/api/players/alice?unplayed=no&limit=1")
+    assert [m["id"] for m in body["matches"]] == [second]
+    code, body = await get_json(recorded.url + "/api/players/" + urllib.parse.quote("gamed:2"))
+    assert code == 200 and body["name"] == "gamed:2" and [m["outcome"] for m in body["matches"]] == ["gamed:2 won: four in a row"]
+    code, body = await get_json(recorded.url + "/api/players/nobody")
+    assert (code, body) == (404, {"error": "no player nobody"})
+
+
+@pytest_twisted.ensureDeferred
+async def test_without_records_there_are_no_players(site):
+    code, body = await get_json(site.url + "/api/players/alice")
+    assert (code, body) == (404, {"error": "no player alice (no records are kept)"})
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_finished_table_says_its_result_in_words(site):
+    table = site.hub.open("connect4", SEATS, {}, {"cells": []})
+    table.moved(1, "3", {"cells": []}, 0)
+    table.finish((0.0, 1.0), "four", {"cells": []})
+    code, detail = await get_json(f"{site.url}/api/games/{table.id}")
+    assert detail["result"] == {"scores": [0.0, 1.0], "reason": "four"} and detail["outcome"] == "bob won: four in a row"

@@ -200,7 +200,9 @@ void C4_EndGame(void)
 
 int C4_EnumLevels(long level, char *pc, size_t size)
 {
-    static const char *names[] = { "Random", "Greedy" };
+    static const char *names[] = {   /* each with its budget and whether it is exact */
+        "Random (a random legal column; instant)",
+        "Greedy (heuristic: win, block, avoid a win on top, centre first; instant)" };
     if (level < 0 || level >= 2) return FALSE;
     if (pc && size) { strncpy(pc, names[level], size - 1); pc[size - 1] = '\0'; }
     return TRUE;

@@ -1,25 +1,38 @@
-/* gamed web pages: the board renderers shared by every page, and the four page controllers.
+/* gamed web pages: the board renderers shared by every page, and the five page controllers.
  *
  * Plain browser JavaScript, no build step, no libraries. Every value that comes from the server
  * (player names above all: they are untrusted) reaches the DOM through textContent or
  * setAttribute, never through innerHTML.
  *
- * Each page's <body data-page="..."> picks its controller: "index", "game", "replay", "ratings".
+ * Each page's <body data-page="..."> picks its controller: "index", "game", "replay", "ratings",
+ * "player".
+ *
+ * What people see follows the project's conventions: seats by their 0-based wire number with the
+ * player's name ("seat 0 (A) alice"), Stratego/Combat units by their classic rank (1 = marshal ...
+ * 9 = scout, S spy, B bomb, F flag) with a legend, squares of Stratego/Combat as column letter and
+ * row number (A0 top left, as gamed-combat), Virtual Fight squares as row,col (as its POS answer),
+ * results in words from the server ("alice won 40–32"), Stratego's seat 0 drawn red.
  *
  * Stable hooks (tests and user style sheets may rely on these; keep them when changing the pages):
  *
  *   every page     #status                     connection / loading status text (role=status)
  *                  #error                      an error message, hidden when there is none
+ *                  a.player-link[data-name]    a player's name, linking to player.html?name=<name>
  *   index.html     #games tr[data-id]          one live table; data-game, data-turn; cells
  *                                              .game, .players, .turn, .spectators; a[href] to
  *                                              game.html?id=<id>
- *                  #matches tr[data-id]        one finished match; data-game; a[href] to
- *                                              replay.html?id=<id>
+ *                  #matches tr[data-id]        one finished match; data-game; cells .game,
+ *                                              .players, .result (the result in words), .ended;
+ *                                              a[href] to replay.html?id=<id>
  *                  #leaderboards a[data-game]  one leaderboard link per game type
+ *                  #how-to li[data-serves]     one per listening port (data-serves = the option,
+ *                                              data-address); .address, code.command (what to type)
  *   game.html      #board[data-game]           the board (renderers below); data-turn
  *                  #turn                       the turn number (text)
- *                  #to-move                    who moves next (text)
- *                  #players li[data-seat]      the players
+ *                  #to-move                    who moves next (text); hidden (with the words
+ *                                              around it) once the game is over
+ *                  #over                       shown once the game is over: the result in words
+ *                  #players li[data-seat]      the players: .seat ("seat 0 (A)"), .name
  *                  #moves li[data-n]           one per move, oldest first; data-seat
  *                  #clocks li[data-seat]       seconds left per seat (data-seconds)
  *                  #result                     hidden until the game ends; data-reason, then
@@ -33,16 +46,22 @@
  *   ratings.html   #ratings tr[data-name]      one per rated player, best first; data-rank,
  *                                              data-rating; cells .rank .name .rating .games
  *                                              .wins .draws .losses
+ *   player.html    #player-games tr[data-id]   the player's live games; a[href] to game.html
+ *                  #player-ratings tr[data-game]  one per game type the player is rated in;
+ *                                              cells .game .rating .rank .games .wins .draws .losses
+ *                  #player-matches tr[data-id] the player's recent matches, newest first; cells
+ *                                              .game, .seat, .opponents, .result, .ended
  *
  * Board renderers (GamedBoard.render(container, game, state)):
  *   kalaha         .pit[data-seat][data-index] (index 0..5 in the seat's sowing order, text =
  *                  stones), .store[data-seat] (text = stones); .to-move on the mover's row
  *   fight          .cell[data-x][data-y] (.wall for walls), .warrior[data-team][data-id]
  *                  [data-facing][data-alive] inside its cell, svg .shot[data-team][data-id]
- *                  for the last turn's shots
+ *                  for the last turn's shots, p.shot-list (squares as row,col)
  *   combat/        .cell[data-x][data-y], .lake, .unit[data-owner][data-unit] (data-unit is
- *   stratego       "" and the class .hidden for a unit spectators cannot see), .last on the
- *                  squares of the last move
+ *   stratego       "" and the class .hidden for a unit spectators cannot see; text = the classic
+ *                  rank), .last on the squares of the last move; .col-label / .row-label
+ *                  coordinates; p.legend
  *   connect4       .cell[data-x][data-y] (y = 0 at the bottom), .disc[data-seat], .win on the
  *                  cells of the winning line
  *   other games    pre.raw-state with the state as JSON
@@ -57,6 +76,23 @@
   };
   var ARROWS = { UP: "\u25B2", DOWN: "\u25BC", LEFT: "\u25C0", RIGHT: "\u25B6" };
   var KALAHA_SIDES = ["A", "B"];
+  // The game's own name for a seat, beside its number: Kalaha's sides, Connect Four's stones,
+  // Stratego's colours.
+  var SIDES = { kalaha: KALAHA_SIDES, connect4: ["X", "O"], stratego: ["red", "blue"] };
+  // Classic ranks (the UCC and classic European convention, as gamed-combat draws them).
+  var RANKS = {
+    marshal: "1", general: "2", colonel: "3", major: "4", captain: "5", lieutenant: "6",
+    sergeant: "7", miner: "8", scout: "9", spy: "S", bomb: "B", flag: "F"
+  };
+  var UCC_UNITS = {
+    "1": "marshal", "2": "general", "3": "colonel", "4": "major", "5": "captain",
+    "6": "lieutenant", "7": "sergeant", "8": "miner", "9": "scout", s: "spy", S: "spy",
+    B: "bomb", F: "flag"
+  };
+  var LEGEND = "Units: 1 marshal, 2 general, 3 colonel, 4 major, 5 captain, 6 lieutenant, " +
+               "7 sergeant, 8 miner, 9 scout, S spy, B bomb, F flag; ? a unit not shown yet. " +
+               "Squares: column letter and row number (A0 is the top left).";
+  var LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
   /* ---------- small DOM helpers ---------- */
 
@@ -87,20 +123,30 @@
 
   function gameName(game) { return GAME_NAMES[game] || String(game); }
 
+  /* "seat 0 (A)", "seat 1 (blue)", "team 2": the wire's 0-based number, with the game's own
+     name for the side where it has one. */
   function seatLabel(game, seat) {
     if (seat === null || seat === undefined) return "";
-    if (game === "kalaha") return KALAHA_SIDES[seat] || String(seat);
     if (game === "fight") return "team " + seat;
-    // Connect Four's protocol numbers its players 0 and 1 (player 0 moves first).
-    if (game === "connect4") return "player " + seat + (seat === 0 ? " (X)" : seat === 1 ? " (O)" : "");
-    return "seat " + (seat + 1);
+    var side = (SIDES[game] || [])[seat];
+    return "seat " + seat + (side ? " (" + side + ")" : "");
   }
 
   function playerName(players, seat) {
     for (var i = 0; i < (players || []).length; i++) {
       if (players[i].seat === seat) return players[i].name;
     }
-    return seatLabel(null, seat) || "?";
+    return "seat " + seat;
+  }
+
+  /* "seat 0 (A) alice": how a page names a player in running text. */
+  function seatAndName(game, players, seat) {
+    return seatLabel(game, seat) + " " + playerName(players, seat);
+  }
+
+  function playerLink(name) {
+    return el("a", { href: "player.html?name=" + encodeURIComponent(name), class: "player-link",
+                     "data-name": name, text: name });
   }
 
   function setStatus(text) {
@@ -145,6 +191,118 @@
   function gameLink(game) {
     return el("a", { href: "ratings.html?game=" + encodeURIComponent(game), "data-game": game,
                      text: gameName(game) });
+  }
+
+  /* The players of a table or match as links, joined by " vs " (optionally marking one). */
+  function playerLinks(players, marked, markText) {
+    var span = el("span", { class: "players" });
+    (players || []).forEach(function (p, i) {
+      if (i) span.appendChild(document.createTextNode(" vs "));
+      var moving = marked !== null && marked !== undefined && p.seat === marked;
+      var link = playerLink(p.name);
+      span.appendChild(el("span", { class: "player seat-" + p.seat + (moving ? " to-move" : ""),
+                                    "data-seat": p.seat, title: moving ? markText : null },
+                          [link, moving ? " \u25C2" : null]));
+    });
+    return span;
+  }
+
+  /* ---------- moves in words ---------- */
+
+  function square(x, y) {
+    return (LETTERS.charAt(x) || "?" + x) + y;
+  }
+
+  function uccUnit(token) {
+    var name = UCC_UNITS[token];
+    return name ? name + " (" + RANKS[name] + ")" : "unit " + token;
+  }
+
+  function unitWords(name) {
+    if (!name || name === "?") return "a hidden unit";
+    return RANKS[name] ? name + " (" + RANKS[name] + ")" : name;
+  }
+
+  var UCC_STEPS = { UP: [0, -1], DOWN: [0, 1], LEFT: [-1, 0], RIGHT: [1, 0] };
+
+  /* A UCC Stratego move as the referee confirmed it ("0 3 DOWN 3 VICTORY_FLAG", x y from the top
+     left) in words: "A3 → A6: takes the flag". */
+  function strategoMove(text) {
+    var m = /^(\d+) (\d+) (UP|DOWN|LEFT|RIGHT)(?: (\d+))?(?: (.*))?$/.exec(text);
+    if (!m) return text;
+    var x = Number(m[1]), y = Number(m[2]), n = m[4] ? Number(m[4]) : 1, step = UCC_STEPS[m[3]];
+    var where = square(x, y) + " \u2192 " + square(x + step[0] * n, y + step[1] * n);
+    var r = (m[5] || "").split(" ");
+    switch (r[0]) {
+      case "": case "OK": return where;
+      case "VICTORY_FLAG": return where + ": takes the flag";
+      case "VICTORY_ATTRITION": return where + ": the other side has no movable unit left";
+      case "ILLEGAL": return where + ": an illegal move";
+      case "KILLS": return where + ": " + uccUnit(r[1]) + " takes " + uccUnit(r[2]);
+      case "DIES": return where + ": " + uccUnit(r[1]) + " attacks " + uccUnit(r[2]) + " and is lost";
+      case "BOTHDIE": return where + ": " + uccUnit(r[1]) + " and " + uccUnit(r[2]) + " are both lost";
+    }
+    return where + " " + m[5];
+  }
+
+  /* A Combat move as the server reports it ("2,3-2,4", "2,3x2,4 scout>bomb: dies") in words:
+     "C3 → C4: scout (9) attacks bomb (B) and is lost". */
+  function combatMove(text) {
+    var m = /^(\d+),(\d+)([-x])(\d+),(\d+)(?: ([a-z?]+)>([a-z?]+): (\w+))?$/.exec(text);
+    if (!m) return text;
+    var where = square(Number(m[1]), Number(m[2])) + " \u2192 " + square(Number(m[4]), Number(m[5]));
+    if (m[3] === "-" || !m[6]) return where;
+    var a = unitWords(m[6]), d = unitWords(m[7]);
+    switch (m[8]) {
+      case "flag": return where + ": takes the flag";
+      case "kills": return where + ": " + a + " takes " + d;
+      case "dies": return where + ": " + a + " attacks " + d + " and is lost";
+      case "bothdie": return where + ": " + a + " and " + d + " are both lost";
+    }
+    return where + ": " + a + " attacks " + d;
+  }
+
+  function rowCol(x, y) { return y + "," + x; }
+
+  /* What happened to the warriors between two Virtual Fight states: moves, turns and deaths
+     ("0.3 moves to 4,7", "1.2 dies at 5,6"; squares as row,col). A shooter's turn to its shot's
+     direction, and the warriors of a team that ``gone`` says left the game, go without saying. */
+  function fightChanges(before, after, gone) {
+    if (!before || !after) return [];
+    var was = {}, shot = {};
+    (before.warriors || []).forEach(function (w) { was[w.team + "." + w.id] = w; });
+    (after.shots || []).forEach(function (s) { shot[s.team + "." + s.id] = true; });
+    var out = [];
+    (after.warriors || []).forEach(function (w) {
+      var old = was[w.team + "." + w.id];
+      if (!old) return;
+      var who = w.team + "." + w.id;
+      if (old.alive !== false && w.alive === false) {
+        if (!gone[w.team]) out.push(who + " dies at " + rowCol(w.x, w.y));
+      } else if (w.alive !== false && (old.x !== w.x || old.y !== w.y)) {
+        out.push(who + " moves to " + rowCol(w.x, w.y));
+      } else if (w.alive !== false && old.facing !== w.facing && !shot[who]) {
+        out.push(who + " turns " + String(w.facing).toLowerCase());
+      }
+    });
+    return out;
+  }
+
+  /* A move of ``game`` in words (``before`` is the state before it, when known). */
+  function moveWords(game, m, before) {
+    var text = String(m.move);
+    if (game === "stratego") return strategoMove(text);
+    if (game === "combat") return combatMove(text);
+    if (game === "connect4" && /^\d+$/.test(text)) return "column " + text;
+    if (game === "fight") {
+      var gone = {};  // "azure (team 1) left", "blue (team 1) disqualified after 10 timeouts..."
+      text.replace(/\(team (\d+)\)/g, function (_, team) { gone[team] = true; return _; });
+      var changes = fightChanges(before, m.state, gone);
+      var body = text.replace(/^turn \d+:?\s*/i, "");
+      var parts = (body ? [body] : []).concat(changes);
+      return parts.length ? parts.join("; ") : "nothing happened";
+    }
+    return text;
   }
 
   /* ---------- board renderers ---------- */
@@ -195,14 +353,16 @@
   function renderFight(box, state) {
     var w = state.width, h = state.height, walls = state.walls || [];
     var grid = el("div", { class: "grid fight", style: "--cols:" + w + ";--rows:" + h,
-                           role: "grid", "aria-label": "Virtual Fight map " + w + " by " + h });
+                           role: "grid", "aria-label": "Virtual Fight map, " + h + " rows by " + w +
+                           " columns (squares as row,col)" });
     var cells = {};
     for (var y = 0; y < h; y++) {
       var row = el("div", { class: "grid-row", role: "row" });
       for (var x = 0; x < w; x++) {
         var wall = (walls[y] || "").charAt(x) === "#";
         var cell = el("div", { class: "cell" + (wall ? " wall" : ""), "data-x": x, "data-y": y,
-                               role: "gridcell", "aria-label": wall ? "wall" : null });
+                               role: "gridcell", title: rowCol(x, y),
+                               "aria-label": (wall ? "wall at " : "") + rowCol(x, y) });
         cells[x + "," + y] = cell;
         row.appendChild(cell);
       }
@@ -212,12 +372,12 @@
       var cell = cells[wr.x + "," + wr.y];
       if (!cell) return;
       var alive = wr.alive !== false;
+      var name = "team " + wr.team + " warrior " + wr.id + " at " + rowCol(wr.x, wr.y);
       cell.appendChild(el("span", {
         class: "warrior team-" + wr.team + (alive ? "" : " dead"),
         "data-team": wr.team, "data-id": wr.id, "data-facing": wr.facing, "data-alive": alive,
-        role: "img", title: "team " + wr.team + " warrior " + wr.id,
-        "aria-label": "team " + wr.team + " warrior " + wr.id + (alive ? ", facing " +
-                      String(wr.facing).toLowerCase() : ", dead")
+        role: "img", title: name,
+        "aria-label": name + (alive ? ", facing " + String(wr.facing).toLowerCase() : ", dead")
       }, [alive ? (ARROWS[wr.facing] || "?") : "\u2715",
           el("sub", { text: wr.team, "aria-hidden": "true" })]));
     });
@@ -236,43 +396,43 @@
     box.appendChild(grid);
     if (shots.length) {
       box.appendChild(el("p", { class: "shot-list" }, [
-        "Shots last turn: " + shots.map(function (s) {
-          return "team " + s.team + " warrior " + s.id + " (" + s.from[0] + "," + s.from[1] +
-                 ") \u2192 (" + s.to[0] + "," + s.to[1] + ")";
+        "Shots last turn (squares as row,col): " + shots.map(function (s) {
+          return "team " + s.team + " warrior " + s.id + " " + rowCol(s.from[0], s.from[1]) +
+                 " \u2192 " + rowCol(s.to[0], s.to[1]);
         }).join("; ")
       ]));
     }
   }
 
-  function unitAbbrev(unit) {
-    if (!unit) return "?";
-    var known = { marshal: "10", general: "9", colonel: "8", major: "7", captain: "6",
-                  lieutenant: "5", sergeant: "4", miner: "3", scout: "2", spy: "S", bomb: "B",
-                  flag: "F" };
-    var k = String(unit).toLowerCase();
-    return known[k] || String(unit).slice(0, 2).toUpperCase();
-  }
-
-  function renderStratego(box, state) {
+  function renderStratego(box, state, game) {
     var w = state.width, h = state.height, rows = state.cells || [];
     var last = {};
     (state.last || []).forEach(function (p) { if (p) last[p[0] + "," + p[1]] = true; });
-    var grid = el("div", { class: "grid stratego", style: "--cols:" + w + ";--rows:" + h,
+    var grid = el("div", { class: "grid stratego", style: "--cols:" + (w + 1) + ";--rows:" + (h + 1),
                            role: "grid", "aria-label": "board " + w + " by " + h });
+    var head = el("div", { class: "grid-row", role: "row" }, [el("div", { class: "corner", "aria-hidden": "true" })]);
+    for (var cx = 0; cx < w; cx++) {
+      head.appendChild(el("div", { class: "col-label", role: "columnheader", text: LETTERS.charAt(cx) }));
+    }
+    grid.appendChild(head);
     for (var y = 0; y < h; y++) {
-      var row = el("div", { class: "grid-row", role: "row" });
+      var row = el("div", { class: "grid-row", role: "row" },
+                   [el("div", { class: "row-label", role: "rowheader", text: y })]);
       for (var x = 0; x < w; x++) {
         var c = (rows[y] || [])[x];
         var cls = "cell" + (c === "lake" ? " lake" : "") + (last[x + "," + y] ? " last" : "");
-        var cell = el("div", { class: cls, "data-x": x, "data-y": y, role: "gridcell",
-                               "aria-label": c === "lake" ? "lake" : null });
+        var where = square(x, y);
+        var cell = el("div", { class: cls, "data-x": x, "data-y": y, role: "gridcell", title: where,
+                               "aria-label": c === "lake" ? where + ": lake" : null });
         if (c && c !== "lake") {
           var hidden = c.unit === null || c.unit === undefined;
+          var owner = seatLabel(game, c.owner);
           cell.appendChild(el("span", {
             class: "unit seat-" + c.owner + (hidden ? " hidden" : ""), "data-owner": c.owner,
-            "data-unit": hidden ? "" : c.unit, role: "img", title: hidden ? "hidden" : c.unit,
-            "aria-label": "seat " + (c.owner + 1) + " " + (hidden ? "hidden unit" : c.unit),
-            text: hidden ? "?" : unitAbbrev(c.unit)
+            "data-unit": hidden ? "" : c.unit, role: "img",
+            title: where + ": " + owner + " " + (hidden ? "hidden unit" : unitWords(c.unit)),
+            "aria-label": where + ": " + owner + " " + (hidden ? "hidden unit" : unitWords(c.unit)),
+            text: hidden ? "?" : (RANKS[c.unit] || String(c.unit).slice(0, 2).toUpperCase())
           }));
         }
         row.appendChild(cell);
@@ -280,6 +440,7 @@
       grid.appendChild(row);
     }
     box.appendChild(grid);
+    box.appendChild(el("p", { class: "legend", text: LEGEND }));
   }
 
   function renderConnect4(box, state) {
@@ -302,8 +463,8 @@
         if (s !== null && s !== undefined) {
           cell.appendChild(el("span", {
             class: "disc seat-" + s, "data-seat": s, role: "img",
-            "aria-label": "player " + s + (win[x + "," + y] ? ", winning line" : ""),
-            text: s === 0 ? "X" : s === 1 ? "O" : String(s + 1)
+            "aria-label": seatLabel("connect4", s) + (win[x + "," + y] ? ", winning line" : ""),
+            text: s === 0 ? "X" : s === 1 ? "O" : String(s)
           }));
         }
         row.appendChild(cell);
@@ -331,7 +492,7 @@
     }
     var fn = RENDERERS[game];
     try {
-      if (fn) { fn(box, state); return; }
+      if (fn) { fn(box, state, game); return; }
     } catch (e) {
       clear(box);
     }
@@ -342,6 +503,7 @@
 
   function renderPlayers(list, game, players, toMove) {
     clear(list);
+    list.setAttribute("data-game", game);
     (players || []).forEach(function (p) {
       var moving = toMove !== null && toMove !== undefined && p.seat === toMove;
       list.appendChild(el("li", {
@@ -349,20 +511,18 @@
       }, [
         el("span", { class: "swatch seat-" + p.seat, "aria-hidden": "true" }),
         el("span", { class: "seat", text: seatLabel(game, p.seat) + ": " }),
-        el("span", { class: "name", text: p.name }),
+        el("span", { class: "name" }, [playerLink(p.name)]),
         moving ? el("span", { class: "badge", text: " (to move)" }) : null
       ]));
     });
   }
 
-  function moveItem(game, players, m, asButton) {
-    var who = (m.seat === null || m.seat === undefined) ? "" : playerName(players, m.seat) + ": ";
-    var text = String(m.move);
-    // Simultaneous turns (Virtual Fight) may already name their turn: "turn 3: ...".
-    var label = (/^turn\b/i.test(text) ? "" : (game === "fight" ? "turn " + m.n + ": " : m.n + ". ")) +
-                who + text;
+  function moveItem(game, players, m, asButton, before) {
+    var who = (m.seat === null || m.seat === undefined) ? "" : seatAndName(game, players, m.seat) + ": ";
+    var label = (game === "fight" ? "turn " + m.n + ": " : m.n + ". ") + who + moveWords(game, m, before);
     var li = el("li", { "data-n": m.n, "data-seat": m.seat === null ? null : m.seat,
-                        class: m.seat === null || m.seat === undefined ? "" : "seat-" + m.seat });
+                        class: m.seat === null || m.seat === undefined ? "" : "seat-" + m.seat,
+                        title: String(m.move) });
     if (asButton) li.appendChild(el("button", { type: "button", "data-n": m.n, text: label }));
     else li.appendChild(el("span", { text: label }));
     if (typeof m.t === "number") {
@@ -371,32 +531,13 @@
     return li;
   }
 
-  function resultText(game, players, result) {
-    if (!result) return "";
-    var scores = result.scores || [];
-    var best = Math.max.apply(null, scores.length ? scores : [0]);
-    var winners = [];
-    scores.forEach(function (s, i) { if (s === best) winners.push(playerName(players, i)); });
-    var text;
-    if (scores.length && winners.length === 1 && scores.some(function (s) { return s < best; })) {
-      text = winners[0] + " won";
-    } else if (scores.length && scores.every(function (s) { return s === best; })) {
-      text = "Draw";
-    } else {
-      text = "Game over";
-    }
-    var parts = scores.map(function (s, i) { return playerName(players, i) + " " + s; });
-    return text + (result.reason ? " (" + result.reason + ")" : "") +
-           (parts.length ? " \u2014 " + parts.join(", ") : "");
-  }
-
-  function showResult(game, players, result, matchId) {
+  function showResult(outcome, reason, matchId) {
     var box = $("result");
     if (!box) return;
     clear(box);
-    if (!result) { box.hidden = true; return; }
-    box.setAttribute("data-reason", result.reason || "");
-    box.appendChild(el("strong", { text: resultText(game, players, result) }));
+    if (outcome === null || outcome === undefined) { box.hidden = true; return; }
+    box.setAttribute("data-reason", reason || "");
+    box.appendChild(el("strong", { text: outcome || "finished" }));
     if (matchId !== null && matchId !== undefined) {
       box.appendChild(document.createTextNode(" "));
       box.appendChild(el("a", { href: "replay.html?id=" + encodeURIComponent(matchId),
@@ -405,31 +546,114 @@
     box.hidden = false;
   }
 
+  /* A table row of a finished match: game, players (or the given cells), result, end, replay. */
+  function matchRow(m, middle) {
+    var players = (m.seats || []).map(function (s) { return { seat: s.seat, name: s.name }; });
+    return el("tr", { "data-id": m.id, "data-game": m.game }, [
+      el("td", { class: "game", "data-label": "Game" }, [gameName(m.game)])
+    ].concat(middle || [
+      el("td", { class: "players", "data-label": "Players" }, [playerLinks(players)])
+    ]).concat([
+      el("td", { class: "result", "data-label": "Result", text: m.outcome || m.reason }),
+      el("td", { class: "ended", "data-label": "Ended", text: formatTime(m.ended) }),
+      el("td", { class: "watch" }, [el("a", { href: "replay.html?id=" + encodeURIComponent(m.id),
+                                              text: "Replay", "aria-label": "Replay match " + m.id })])
+    ]));
+  }
+
+  function emptyRow(body, columns, text) {
+    body.appendChild(el("tr", { class: "empty" }, [el("td", { colspan: columns, text: text })]));
+  }
+
   /* ---------- index.html ---------- */
+
+  var LOOPBACK = /^(127\.|::1$|localhost$)/;
+
+  /* What to type to play on one listening port (``p`` from /api/server). */
+  function howTo(p) {
+    var host = p.host && p.host !== "0.0.0.0" && p.host !== "::" ? p.host : window.location.hostname;
+    var port = p.port;
+    var connect = p.tls ? "openssl s_client -quiet -connect " + host + ":" + port
+                        : "telnet " + host + " " + port;
+    var combat = "gamed-combat --host " + host + " --port " + port;
+    var url = (p.tls ? "https://" : "http://") + host + ":" + port + "/";
+    switch (p.serves) {
+      case "kalaha":
+        return ["Kalaha, for people and programs: connect, type ", "NAME <you>",
+                " and wait for an opponent, or ", "COMPUTER", " to play the computer; then a pit (",
+                "A3", " or ", "3", ") when you see YOURMOVE. ", "HELP", " lists every command.", connect];
+      case "fight":
+        return ["Virtual Fight, for AI programs: each line commands one of five warriors (",
+                "0&MOVE&UP", ", ", "1&SHOOT&LEFT", ", ", "2&NONE", "); squares are row,col. ",
+                "HELP", " lists every command.", connect];
+      case "fight-gui":
+        return ["Watch Virtual Fight games as text lines: ", "LIST", " shows the games, ",
+                "WATCH&<id>", " follows one.", connect];
+      case "combat":
+        return ["GGZ Combat (Stratego for 2 to 15 seats), for GGZ Combat clients and bots, or " +
+                "people with the terminal client (the first at a table chooses the map):", null,
+                combat + " --random-setup"];
+      case "combat-text":
+        return ["Combat by name: a table of your own (others join it by name) or a game against " +
+                "a computer opponent (", "--list-computers", " lists them):", null,
+                combat + " --name <you> --table <table>"];
+      case "connect4":
+        return ["Connect Four against people or engines: ", "ENGINES", " lists the engines, ",
+                "PLAY solver:2", " plays the perfect solver, ", "TABLE", " waits for a person; " +
+                "type a column (0 is the left) to drop a stone. ", "HELP", " lists every command.",
+                connect];
+      case "web":
+        return ["This web site (live games, replays, players, leaderboards, and the JSON API " +
+                "under /api/):", null, url];
+    }
+    return ["Port " + p.serves + ":", null, connect];
+  }
+
+  function renderHowTo(list, ports) {
+    clear(list);
+    if (!ports.length) {
+      list.appendChild(el("li", { class: "empty", text: "This daemon listens on no port." }));
+      return;
+    }
+    ports.forEach(function (p) {
+      var parts = howTo(p), command = parts.pop(), words = [];
+      parts.forEach(function (part, i) {
+        // Odd parts are what to type (code), even parts are words.
+        if (part !== null) words.push(i % 2 ? el("code", { text: part }) : part);
+      });
+      var local = LOOPBACK.test(String(p.host)) && !LOOPBACK.test(window.location.hostname);
+      list.appendChild(el("li", { "data-serves": p.serves, "data-address": p.address }, [
+        el("strong", { text: p.name }), " ",
+        el("span", { class: "address", text: p.address + (p.tls ? " (TLS)" : "") }),
+        local ? el("span", { class: "note", text: " (on the server's own machine only)" }) : null,
+        el("br"),
+        el("span", { class: "words" }, words),
+        el("br"),
+        el("code", { class: "command", text: command })
+      ]));
+    });
+  }
 
   function pageIndex() {
     var lb = $("leaderboards");
     GAMES.forEach(function (g) { lb.appendChild(el("li", {}, [gameLink(g)])); });
 
+    fetchJSON("api/server").then(function (server) {
+      renderHowTo($("ports"), server.ports || []);
+    }, function (err) {
+      var list = $("ports");
+      clear(list);
+      list.appendChild(el("li", { class: "empty", text: "Cannot load the ports: " + err.message + "." }));
+    });
+
     function games(list) {
       var body = $("games").querySelector("tbody");
       clear(body);
-      if (!list.length) {
-        body.appendChild(el("tr", { class: "empty" }, [
-          el("td", { colspan: 5, text: "No games are being played right now." })]));
-      }
+      if (!list.length) emptyRow(body, 5, "No games are being played right now.");
       list.forEach(function (g) {
-        var names = el("span", { class: "players" });
-        (g.players || []).forEach(function (p, i) {
-          if (i) names.appendChild(document.createTextNode(" vs "));
-          var moving = g.to_move !== null && g.to_move !== undefined && p.seat === g.to_move;
-          names.appendChild(el("span", { class: "player seat-" + p.seat + (moving ? " to-move" : ""),
-                                         "data-seat": p.seat, text: p.name + (moving ? " \u25C2" : ""),
-                                         title: moving ? "to move" : null }));
-        });
         body.appendChild(el("tr", { "data-id": g.id, "data-game": g.game, "data-turn": g.turn }, [
           el("td", { class: "game", "data-label": "Game" }, [gameName(g.game)]),
-          el("td", { class: "players", "data-label": "Players" }, [names]),
+          el("td", { class: "players", "data-label": "Players" }, [playerLinks(g.players, g.to_move, "to move")]),
           el("td", { class: "turn", "data-label": "Turn", text: g.turn }),
           el("td", { class: "spectators", "data-label": "Watching", text: g.spectators }),
           el("td", { class: "watch" }, [el("a", { href: "game.html?id=" + encodeURIComponent(g.id),
@@ -441,24 +665,8 @@
     function matches(list) {
       var body = $("matches").querySelector("tbody");
       clear(body);
-      if (!list.length) {
-        body.appendChild(el("tr", { class: "empty" }, [
-          el("td", { colspan: 5, text: "No finished matches yet." })]));
-      }
-      list.forEach(function (m) {
-        var players = (m.seats || []).map(function (s) { return { seat: s.seat, name: s.name }; });
-        body.appendChild(el("tr", { "data-id": m.id, "data-game": m.game }, [
-          el("td", { class: "game", "data-label": "Game" }, [gameName(m.game)]),
-          el("td", { class: "players", "data-label": "Players",
-                     text: players.map(function (p) { return p.name; }).join(" vs ") }),
-          el("td", { class: "result", "data-label": "Result",
-                     text: resultText(m.game, players, { scores: m.scores, reason: m.reason }) }),
-          el("td", { class: "ended", "data-label": "Ended", text: formatTime(m.ended) }),
-          el("td", { class: "watch" }, [el("a", { href: "replay.html?id=" + encodeURIComponent(m.id),
-                                                  text: "Replay",
-                                                  "aria-label": "Replay match " + m.id })])
-        ]));
-      });
+      if (!list.length) emptyRow(body, 5, "No finished matches yet.");
+      list.forEach(function (m) { body.appendChild(matchRow(m)); });
     }
 
     var es = new EventSource("api/events");
@@ -484,6 +692,7 @@
     var clockAt = 0;
     var toMove = null;
     var ended = false;
+    var lastState = null;
 
     if (!id) { showError("No game given (game.html?id=...)."); return; }
     $("title").textContent = "Game " + id;
@@ -502,41 +711,46 @@
         if (v !== null && v !== undefined && seat === toMove) v = v - elapsed;
         list.appendChild(el("li", { "data-seat": seat, "data-seconds": v === null ? null : v,
                                     class: "seat-" + seat + (seat === toMove ? " to-move" : "") }, [
-          el("span", { class: "name", text: playerName(table.players, seat) + ": " }),
+          el("span", { class: "name", text: seatAndName(table.game, table.players, seat) + ": " }),
           el("span", { class: "clock", text: formatClock(v) })
         ]));
       });
     }
 
-    function setTurn(turn, mover) {
-      toMove = mover === undefined ? null : mover;
+    function setTurn(turn, mover, outcome) {
+      toMove = ended ? null : (mover === undefined ? null : mover);
       $("turn").textContent = turn;
       board.setAttribute("data-turn", turn);
-      $("to-move").textContent = ended ? "game over" :
-        toMove === null ? (table.game === "fight" ? "all teams" : "\u2013") :
-        playerName(table.players, toMove) + " (" + seatLabel(table.game, toMove) + ")";
-      renderPlayers($("players"), table.game, table.players, ended ? null : toMove);
+      $("to-move-line").hidden = ended;
+      $("over").hidden = !ended;
+      $("over").textContent = ended ? "; finished: " + (outcome || "the game is over") : "";
+      $("to-move").textContent = ended ? "" :
+        toMove === null ? (table.game === "fight" ? "every team at once" : "\u2013") :
+        seatAndName(table.game, table.players, toMove);
+      renderPlayers($("players"), table.game, table.players, toMove);
     }
 
     function snapshot(t) {
       table = t;
-      ended = false;
+      ended = !!t.result;
+      lastState = t.state;
       $("game-name").textContent = gameName(t.game);
       $("game-name").setAttribute("href", "ratings.html?game=" + encodeURIComponent(t.game));
+      moves.setAttribute("data-game", t.game);
       render(board, t.game, t.state);
       clear(moves);
       (t.moves || []).forEach(function (m) { moves.appendChild(moveItem(t.game, t.players, m)); });
       clocks = t.clocks || {};
       clockAt = Date.now();
-      setTurn(t.turn, t.to_move);
+      setTurn(t.turn, t.to_move, t.outcome);
       drawClocks();
-      showResult(t.game, t.players, t.result, null);
-      if (t.result) ended = true;
+      showResult(t.result ? t.outcome : null, t.result && t.result.reason, null);
     }
 
     function moved(m) {
       render(board, table.game, m.state);
-      var li = moveItem(table.game, table.players, m);
+      var li = moveItem(table.game, table.players, m, false, lastState);
+      lastState = m.state;
       moves.appendChild(li);
       if (moves.parentNode) moves.parentNode.scrollTop = moves.parentNode.scrollHeight;
       if (m.clocks) { clocks = m.clocks; }
@@ -558,9 +772,9 @@
       ended = true;
       if (table) {
         if (d.state) render(board, table.game, d.state);
-        setTurn($("turn").textContent, null);
+        setTurn($("turn").textContent, null, d.outcome);
         drawClocks();
-        showResult(table.game, table.players, d.result, d.match_id);
+        showResult(d.outcome, d.result && d.result.reason, d.match_id);
       }
       setStatus("Game over");
     });
@@ -604,8 +818,9 @@
       $("forward").disabled = $("last").disabled = step === total;
       var current = step ? match.moves[step - 1] : null;
       $("current-move").textContent = current ?
-        (current.seat === null || current.seat === undefined ? "" :
-         playerName(players, current.seat) + ": ") + current.move : "Start position";
+        (current.seat === null || current.seat === undefined ? "turn " + current.n + ": " :
+         seatAndName(match.game, players, current.seat) + ": ") +
+        moveWords(match.game, current, states[step - 1]) : "Start position";
       Array.prototype.forEach.call(list.children, function (li) {
         if (Number(li.getAttribute("data-n")) === step) {
           li.setAttribute("aria-current", "step");
@@ -614,8 +829,7 @@
           li.removeAttribute("aria-current");
         }
       });
-      showResult(match.game, players, step === total ?
-                 { scores: match.scores, reason: match.reason } : null, null);
+      showResult(step === total ? match.outcome : null, match.reason, null);
       if (window.history && window.history.replaceState) {
         window.history.replaceState(null, "", "?id=" + encodeURIComponent(id) + "&step=" + step);
       }
@@ -650,8 +864,11 @@
       $("game-name").setAttribute("href", "ratings.html?game=" + encodeURIComponent(m.game));
       $("played").textContent = formatTime(m.started) + (m.rated === false ? " (unrated)" : "");
       renderPlayers($("players"), m.game, players, null);
+      list.setAttribute("data-game", m.game);
       clear(list);
-      (m.moves || []).forEach(function (mv) { list.appendChild(moveItem(m.game, players, mv, true)); });
+      (m.moves || []).forEach(function (mv, k) {
+        list.appendChild(moveItem(m.game, players, mv, true, states[k]));
+      });
       slider.max = states.length - 1;
       slider.disabled = false;
       setStatus("");
@@ -681,15 +898,12 @@
       setStatus("");
       clear(body);
       var rows = d.ratings || [];
-      if (!rows.length) {
-        body.appendChild(el("tr", { class: "empty" }, [
-          el("td", { colspan: 7, text: "Nobody is rated in this game yet." })]));
-      }
+      if (!rows.length) emptyRow(body, 7, "Nobody is rated in this game yet.");
       rows.forEach(function (r, i) {
         body.appendChild(el("tr", { "data-name": r.name, "data-rank": i + 1,
                                     "data-rating": r.rating }, [
           el("td", { class: "rank", "data-label": "Rank", text: i + 1 }),
-          el("td", { class: "name", "data-label": "Player", text: r.name }),
+          el("td", { class: "name", "data-label": "Player" }, [playerLink(r.name)]),
           el("td", { class: "rating", "data-label": "Rating", text: Math.round(r.rating) }),
           el("td", { class: "games", "data-label": "Games", text: r.games }),
           el("td", { class: "wins", "data-label": "Won", text: r.wins }),
@@ -703,9 +917,77 @@
     });
   }
 
-  window.GamedBoard = { render: render, gameName: gameName, renderers: RENDERERS };
+  /* ---------- player.html ---------- */
 
-  var PAGES = { index: pageIndex, game: pageGame, replay: pageReplay, ratings: pageRatings };
+  function pagePlayer() {
+    var name = param("name");
+    if (!name) { showError("No player given (player.html?name=...)."); setStatus(""); return; }
+    $("title").textContent = name;
+    document.title = name + " \u2014 gamed";
+    var ratings = $("player-ratings").querySelector("tbody");
+    var matches = $("player-matches").querySelector("tbody");
+    var live = $("player-games").querySelector("tbody");
+    setStatus("Loading\u2026");
+    fetchJSON("api/games").then(function (d) {
+      clear(live);
+      var playing = (d.games || []).filter(function (g) {
+        return (g.players || []).some(function (p) { return p.name === name; });
+      });
+      if (!playing.length) emptyRow(live, 4, name + " is not playing right now.");
+      playing.forEach(function (g) {
+        live.appendChild(el("tr", { "data-id": g.id, "data-game": g.game }, [
+          el("td", { class: "game", "data-label": "Game" }, [gameName(g.game)]),
+          el("td", { class: "players", "data-label": "Players" }, [playerLinks(g.players)]),
+          el("td", { class: "turn", "data-label": "Turn", text: g.turn }),
+          el("td", { class: "watch" }, [el("a", { href: "game.html?id=" + encodeURIComponent(g.id),
+                                                  text: "Watch", "aria-label": "Watch " + g.id })])
+        ]));
+      });
+    }, function () { clear(live); });
+    fetchJSON("api/players/" + encodeURIComponent(name) + "?unplayed=no&limit=50").catch(function (err) {
+      // A name without a finished match (a first game still running, or a typo) is no error.
+      if (/^no player/.test(err.message)) return { name: name, ratings: [], matches: [] };
+      throw err;
+    }).then(function (d) {
+      setStatus("");
+      clear(ratings);
+      if (!d.ratings.length) emptyRow(ratings, 7, name + " is not rated in any game yet.");
+      d.ratings.forEach(function (r) {
+        ratings.appendChild(el("tr", { "data-game": r.game, "data-rating": r.rating }, [
+          el("td", { class: "game", "data-label": "Game" }, [gameLink(r.game)]),
+          el("td", { class: "rating", "data-label": "Rating", text: Math.round(r.rating) }),
+          el("td", { class: "rank", "data-label": "Rank", text: r.rank }),
+          el("td", { class: "games", "data-label": "Games", text: r.games }),
+          el("td", { class: "wins", "data-label": "Won", text: r.wins }),
+          el("td", { class: "draws", "data-label": "Drawn", text: r.draws }),
+          el("td", { class: "losses", "data-label": "Lost", text: r.losses })
+        ]));
+      });
+      clear(matches);
+      if (!d.matches.length) emptyRow(matches, 6, name + " has no finished matches yet.");
+      d.matches.forEach(function (m) {
+        var seats = m.seats || [];
+        var own = seats.filter(function (s) { return s.name === name; });
+        var others = seats.filter(function (s) { return s.name !== name; });
+        matches.appendChild(matchRow(m, [
+          el("td", { class: "seat", "data-label": "Seat",
+                     text: own.map(function (s) { return seatLabel(m.game, s.seat); }).join(", ") }),
+          el("td", { class: "opponents", "data-label": "Against" }, [playerLinks(others)])
+        ]));
+      });
+    }, function (err) {
+      setStatus("");
+      clear(ratings);
+      clear(matches);
+      showError("Cannot load " + name + ": " + err.message + ".");
+    });
+  }
+
+  window.GamedBoard = { render: render, gameName: gameName, renderers: RENDERERS,
+                        moveWords: moveWords, seatLabel: seatLabel };
+
+  var PAGES = { index: pageIndex, game: pageGame, replay: pageReplay, ratings: pageRatings,
+                player: pagePlayer };
   function start() {
     var page = PAGES[document.body.getAttribute("data-page")];
     if (page) page();

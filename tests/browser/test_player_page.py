@@ -1,0 +1,48 @@
+"""A player's page: reached from a name on the front page, it shows the player's ratings per game
+and recent matches (seat, opponents, the result in words)."""
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from tests.browser.conftest import screenshot, wait_for
+from tests.browser.players import KalahaGame
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
+    game = KalahaGame(connect, ("kate", "liam"), "ppage")
+    game.play_to_end()
+
+    def ours(data):
+        return next((m for m in data["matches"] if sorted(s["name"] for s in m["seats"]) == ["kate", "liam"]), None)
+
+    match = site.poll_api("/api/matches?game=kalaha&limit=100", ours, "the match of kate and liam")
+    kate = next(s["seat"] for s in match["seats"] if s["name"] == "kate")
+    player = site.api("/api/players/kate")
+
+    page.get(site.url + "/")
+    link = f'#matches tr[data-id="{match["id"]}"] a.player-link[data-name="kate"]'
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, link), "kate's name on the front page")
+    page.find_element(By.CSS_SELECTOR, link).click()
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#player-ratings tr[data-game]"), "kate's ratings")
+    assert page.current_url.endswith("player.html?name=kate")
+    assert page.find_element(By.ID, "title").text == "kate"
+    (rating,) = player["ratings"]
+    row = page.find_element(By.CSS_SELECTOR, '#player-ratings tr[data-game="kalaha"]')
+    assert row.find_element(By.CSS_SELECTOR, "td.rating").text == str(round(rating["rating"]))
+    assert row.find_element(By.CSS_SELECTOR, "td.rank").text == str(rating["rank"])
+    assert row.find_element(By.CSS_SELECTOR, "td.games").text == "1"
+    played = page.find_element(By.CSS_SELECTOR, f'#player-matches tr[data-id="{match["id"]}"]')
+    assert played.find_element(By.CSS_SELECTOR, "td.seat").text == f"seat {kate} ({'AB'[kate]})"
+    assert played.find_element(By.CSS_SELECTOR, "td.opponents").text == "liam"
+    assert played.find_element(By.CSS_SELECTOR, "td.result").text == match["outcome"]
+    assert page.find_element(By.CSS_SELECTOR, "#player-games tr.empty").text == "kate is not playing right now."
+    screenshot(page, "player-page")
+
+
+def test_a_name_that_never_played_is_said_so_without_an_error(site, page):
+    page.get(site.url + "/player.html?name=nobody-here")
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#player-matches tr.empty"), "the empty page")
+    assert page.find_element(By.CSS_SELECTOR, "#player-matches tr.empty").text == "nobody-here has no finished matches yet."
+    assert not page.find_element(By.ID, "error").is_displayed()
