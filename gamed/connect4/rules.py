@@ -254,14 +254,18 @@ class Board:
 def spectator_state(board: Board) -> dict:
     """What a spectator sees of ``board`` (JSON-able, nothing is hidden in Connect Four): the
     size, ``cells[x][y]`` (column-major, row 0 at the bottom; the player or None), the player to
-    move (None once the game is over) and the winning line's ends ``[[x1, y1], [x2, y2]]``."""
+    move (None once the game is over), the winning line's ends ``[[x1, y1], [x2, y2]]`` and, as a
+    last stone may complete several lines, every winning line in ``win_lines`` (the first is
+    ``win_line``)."""
     h = board.height
     cells = [[None if c == NOPLAYER else c for c in board.cells[x * h:(x + 1) * h]] for x in range(board.width)]
     line = board.win_line
+    lines = [[[x1, y1], [x2, y2]] for x1, y1, x2, y2 in (board.win_lines() if line is not None else ())]
     return {
         "width": board.width,
         "height": h,
         "cells": cells,
         "to_move": None if board.is_over() else board.to_move,
         "win_line": None if line is None else [[line[0], line[1]], [line[2], line[3]]],
+        "win_lines": lines,
     }

@@ -35,12 +35,14 @@ def test_spectator_state():
     board = rules.Board(4, 4)
     assert rules.spectator_state(board) == {
         "width": 4, "height": 4, "cells": [[None] * 4] * 4, "to_move": 0, "win_line": None,
+        "win_lines": [],
     }
     for column in (1, 2, 1, 2, 1, 2, 1):
         board.drop(column)
     state = rules.spectator_state(board)
     assert state["cells"][1] == [0, 0, 0, 0] and state["cells"][2] == [1, 1, 1, None]
     assert state["to_move"] is None and state["win_line"] == [[1, 0], [1, 3]]
+    assert state["win_lines"] == [[[1, 0], [1, 3]]]
 
 
 def test_a_game_between_people_is_watched_and_recorded():

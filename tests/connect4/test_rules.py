@@ -2,7 +2,7 @@
 
 import pytest
 
-from gamed.connect4.rules import NOPLAYER, Board, IllegalMove
+from gamed.connect4.rules import NOPLAYER, Board, IllegalMove, spectator_state
 
 
 def play(board, columns):
@@ -121,6 +121,9 @@ def test_a_stone_that_completes_two_lines_has_both_as_win_lines():
     # falling; the first is win_line, the one the engine interface reports.
     assert b.win_lines() == [(0, 1, 3, 1), (0, 3, 3, 0)]
     assert b.win_line == b.win_lines()[0]
+    state = spectator_state(b)
+    assert state["win_line"] == [[0, 1], [3, 1]]
+    assert state["win_lines"] == [[[0, 1], [3, 1]], [[0, 3], [3, 0]]], "spectators see both lines"
 
 
 def test_win_lines_of_a_single_line_and_after_undo():

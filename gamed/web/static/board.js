@@ -446,12 +446,14 @@
   function renderConnect4(box, state) {
     var w = state.width, h = state.height, cols = state.cells || [];
     var win = {};
-    if (state.win_line) {
-      var a = state.win_line[0], b = state.win_line[1];
+    // Every line the last stone completed (win_lines; older records have win_line only).
+    var lines = state.win_lines || (state.win_line ? [state.win_line] : []);
+    lines.forEach(function (line) {
+      var a = line[0], b = line[1];
       var dx = Math.sign(b[0] - a[0]), dy = Math.sign(b[1] - a[1]);
       var steps = Math.max(Math.abs(b[0] - a[0]), Math.abs(b[1] - a[1]));
       for (var k = 0; k <= steps; k++) win[(a[0] + k * dx) + "," + (a[1] + k * dy)] = true;
-    }
+    });
     var grid = el("div", { class: "grid connect4", style: "--cols:" + w + ";--rows:" + h,
                            role: "grid", "aria-label": "Connect Four " + w + " columns" });
     for (var y = h - 1; y >= 0; y--) {
