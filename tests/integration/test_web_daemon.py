@@ -9,7 +9,7 @@ import json
 import pytest_twisted
 from twisted.internet import reactor, task
 
-from tests.integration.support import LOOPBACK, connect, flag_capture_config, gamed_args, spawn, with_timeout
+from tests.integration.support import LOOPBACK, connect, flag_capture_config, gamed_args, spawn, take_seats, with_timeout
 from tests.web.client import events, get_json
 from tests.web.docsession import alike, session
 
@@ -34,9 +34,10 @@ async def poll_json(url: str, predicate, what: str, seconds: float = 30):
 
 async def players(daemon):
     a = await connect(daemon.ports["kalaha"])
-    a.send("NAME alice", "TABLE web")
     b = await connect(daemon.ports["kalaha"])
-    b.send("NAME bob", "TABLE web")
+    a.send("NAME alice")
+    b.send("NAME bob")
+    await take_seats("web", a, b)
     await a.expect("START")
     await b.expect("START")
     return a, b
