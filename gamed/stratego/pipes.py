@@ -10,11 +10,13 @@ daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
   one), and ``start(coroutine)``, which runs the referee: it awaits ``Waiter`` objects.
 - ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``os.posix_spawn`` as the leader
   of a new session and process group (no helper process, ``argv[0]`` as given, no PATH search,
-  SIGPIPE and SIGXFSZ back to their defaults), its replies framed by ``wire.ReplyFramer``, whole
-  lines timed (§5.7), its process group paused while the other side thinks (§5.9), and ended with
-  ``QUIT``, a grace period, SIGKILL to the group and reaping (§5.6, §11 row 2). Its exit is
-  noticed through a pidfd (no SIGCHLD handler: stopping and continuing the AIs wakes nobody).
-  Writes go straight to the non-blocking pipe (only what it does not take waits for the loop).
+  SIGPIPE and SIGXFSZ back to their defaults). The UCC dialog itself (replies framed by
+  ``wire.ReplyFramer``, whole lines timed (§5.7), the group paused while the other side thinks
+  (§5.9), ``QUIT``, a grace period, SIGKILL to the group and reaping (§5.6, §11 row 2)) is
+  ``dialog.ProgramDialog``, which the daemon's ``ProgramSeat`` shares; this seat gives it the
+  pipes, Waiters and the loop's timers. Its exit is noticed through a pidfd (no SIGCHLD
+  handler: stopping and continuing the AIs wakes nobody). Writes go straight to the
+  non-blocking pipe (only what it does not take waits for the loop).
 - ``PipeConsole``: stdin for the people and the ``-t`` prompt (``console.ConsoleLines``).
 """
 
@@ -29,12 +31,11 @@ from collections.abc import Callable
 
 from gamed.children import become_subreaper
 from gamed.stratego.console import ConsoleLines
-from gamed.stratego.referee import TIMEOUT, MatchOptions, Ready
-from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, ReplyFramer, encode, resolve_program
+from gamed.stratego.dialog import REAP_LIMIT, REAP_POLL, ProgramDialog
+from gamed.stratego.referee import MatchOptions, Ready
+from gamed.stratego.wire import OUTPUT_LIMIT
 
 _READ_SIZE = 1 << 16
-_REAP_POLL = 0.002  # seconds between waitid polls for killed group members (and, without a pidfd, exits)
-_REAP_LIMIT = 1.0  # after SIGKILL: how long to wait for the group to die before giving up
 
 
 class Waiter:
@@ -234,62 +235,31 @@ def _note_signal(signum, frame) -> None:
 # --- an AI program ---------------------------------------------------------------------------------
 
 
-class PipeSeat:
+class PipeSeat(ProgramDialog):
     """An AI program as a seat in gamed-stratego's loop (ucc-stratego §2.5, §5; see the module
-    docstring). The program inherits our working directory and stderr; ``env`` is its whole
+    docstring): the dialog of ``dialog.ProgramDialog`` over non-blocking pipes, Waiters and the
+    loop's timers. The program inherits our working directory and stderr; ``env`` is its whole
     environment. After ``quit()``/``kill()`` has fired, ``exit_code`` and ``exit_signal`` say how
     the program ended (both None if it never ran). ``warn(text)`` reports what goes wrong (a
-    program that cannot be started) on stderr.
+    program that cannot be started, one judged gone, a group not reaped) on stderr.
     """
 
-    human = False
+    _waiter = Waiter
+    _ready = Ready
+    _fire = staticmethod(Waiter.fire)
 
     def __init__(self, argument: str, options: MatchOptions, loop: SelectorLoop, env: dict, warn=None):
-        self.argument = argument
-        self.name = argument.split(" ", 1)[0]
-        self.options = options
-        self.exit_code: int | None = None
-        self.exit_signal: int | None = None
+        super().__init__(argument, options, loop.call_later, loop.seconds)
         self._loop = loop
         self._warn = warn if warn is not None else _stderr
-        self._pausing = options.pause
-        timeout = options.timeout
-        self._timeout = timeout if timeout is not None and 0 < timeout < math.inf else None  # §5.7: else none
-        # reading
-        self._lines = ReplyFramer(options.max_line)
         self._stdout: int | None = None
         self._reading = False
-        self._at_eof = False
-        self._pending: Waiter | None = None
-        self._timer: _Timer | None = None
-        # writing
         self._stdin: int | None = None
         self._out = bytearray()  # what the pipe did not take yet
         self._close_stdin_after = False
-        self._gone = False  # more than OUTPUT_LIMIT waited for it
-        # the process and its end
-        self._pid: int | None = None
         self._pidfd: int | None = None
-        self._exited = False
-        self._reaped = False
-        self._quitting = False
-        self._finished = False
-        self._quit_waiters: list[Waiter] = []
-        self._kill_timer: _Timer | None = None
-        self._reap_deadline = 0.0
-
-        self.argv = resolve_program(argument)
-        self.valid = self.argv is not None
         if self.valid:
             self._spawn(env)
-
-    def __repr__(self) -> str:
-        return f"<PipeSeat {self.argument!r} pid={self._pid}>"
-
-    @property
-    def pid(self) -> int | None:
-        """The program's process id, also the id of its process group (None if never started)."""
-        return self._pid
 
     # --- start ---------------------------------------------------------------------------------
 
@@ -325,81 +295,9 @@ class PipeSeat:
         else:
             self._loop.add_reader(self._pidfd, self._on_exit)
 
-    # --- ISeat -----------------------------------------------------------------------------------
-
-    def setup(self, colour: str, opponent: str):
-        """``<COLOUR> <opponent> 10 10``; gives the (up to 4) lines that arrived in time."""
-        if not self.valid:
-            return Ready([])
-        self._write(encode(f"{colour} {opponent} 10 10\n"))
-        return self._setup_lines()
-
-    async def _setup_lines(self) -> list[str]:
-        lines = []
-        for _ in range(4):
-            line = await self._read_line()
-            if line is None or line is TIMEOUT:
-                break
-            lines.append(line)
-        return lines
-
-    def start(self) -> None:
-        if self.valid:
-            self._write(b"START\n")
-
-    def move(self, view: list[str], acceptable: Callable[[str], bool]):
-        """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
-        if not self.valid:
-            return Ready(None)
-        self._write(encode("\n".join(view) + "\n"))
-        return self._read_line()
-
-    def tell(self, line: str) -> None:
-        if self.valid:
-            self._write(encode(line + "\n"))
-
-    def pause(self) -> None:
-        if self._pausing and self.valid:
-            self._signal_group(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        if self._pausing and self.valid:
-            self._signal_group(signal.SIGCONT)
-
-    def quit(self, result_line: str | None):
-        """Continue the group, ``QUIT <result line>``, close stdin, wait for the exit or the grace
-        period, SIGKILL the group, reap it; gives None once the program has ended."""
-        return self._end(result_line, max(self.options.quit_grace, 0.0))
-
-    def kill(self):
-        """SIGKILL the group now and reap it (the manager was interrupted, §11 row 17); gives None
-        once the program has ended. Also cuts short the grace period of a ``quit()`` under way."""
-        return self._end(None, 0.0)
-
-    def _end(self, result_line: str | None, grace: float):
-        if self._finished or not self.valid:
-            return Ready(None)
-        waiter = Waiter()
-        self._quit_waiters.append(waiter)
-        if self._quitting:
-            if grace == 0.0 and self._kill_timer is not None:
-                self._kill()
-            return waiter
-        self._quitting = True
-        self._cancel_read()
-        self._signal_group(signal.SIGCONT)
-        if result_line is not None:
-            self._write(encode(f"QUIT {result_line}\n"))
-        self._close_stdin()
-        self._lines.clear()
-        self._start_reading()  # drain the program's output so that it is never blocked writing
-        if self._exited or grace == 0.0:
-            self._kill()
-        else:
-            self._kill_timer = self._loop.call_later(grace, self._kill)
-            if self._pidfd is None:
-                self._loop.call_later(_REAP_POLL, self._poll_exit)
-        return waiter
+    def _report(self, level: str, text: str, **fields) -> None:
+        if level != "info":  # gamed-stratego keeps no log of its own: only what went wrong
+            self._warn(text.format(name=self.name, **fields))
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -422,11 +320,8 @@ class PipeSeat:
             self._out += data[written:]
             self._loop.add_writer(self._stdin, self._on_writable)
         if len(self._out) > OUTPUT_LIMIT and not self._quitting:
-            self._gone = True  # it stopped reading its input: judged at its next ask (EOF)
-            self._warn(f"{self.name}: judged gone: it stopped reading its input ({OUTPUT_LIMIT} bytes are waiting for it)")
-            self._out.clear()
-            self._drop_stdin()
-            self._deliver()
+            self._drop_stdin()  # it stopped reading its input: judged at its next ask (EOF)
+            self._judge_gone()
 
     def _on_writable(self) -> None:
         try:
@@ -458,73 +353,15 @@ class PipeSeat:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def _read_line(self) -> Waiter:
-        """The next line: its text, None at EOF (or when gone), or TIMEOUT after the whole-line
-        timeout. Lines that arrived early are used first."""
-        assert self._pending is None, "one ask at a time"
-        waiter = self._pending = Waiter()
-        self._deliver()
-        if self._pending is waiter and self._timeout is not None:
-            self._timer = self._loop.call_later(self._timeout, self._on_timeout)
-        return waiter
-
-    def _deliver(self) -> None:
-        waiter = self._pending
-        if waiter is None:
-            return
-        if self._gone:
-            reply = None
-        elif self._lines.lines:
-            reply = self._lines.pop()
-            if not self._reading and self._lines.cost <= EARLY_LIMIT // 2:
-                self._start_reading()
-        elif self._at_eof:
-            reply = None
-        else:
-            return
-        self._pending = None
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        waiter.fire(reply)
-
-    def _on_timeout(self) -> None:
-        self._timer = None
-        waiter, self._pending = self._pending, None
-        if waiter is not None:
-            self._lines.drop_partial()  # §5.7: partial bytes at the deadline are discarded
-            waiter.fire(TIMEOUT)
-
-    def _cancel_read(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        waiter, self._pending = self._pending, None
-        if waiter is not None:  # ended while asking (a signal, the operator quit): as EOF
-            waiter.fire(None)
-
     def _on_readable(self) -> None:
-        try:
-            data = os.read(self._stdout, _READ_SIZE)
-        except BlockingIOError:
+        data = _read_some(self._stdout)
+        if data is None:
             return
-        except OSError:
-            data = b""
-        if not data:
+        if data:
+            self._received(data)
+        else:
             self._stop_reading()
-            if not self._quitting:
-                self._lines.end()  # §5.1: pending bytes form the last line
-            self._at_eof = True
-            self._deliver()
-            return
-        if self._quitting or self._gone:
-            return  # drained and dropped
-        lines = self._lines
-        lines.feed(data)
-        if lines.cost > EARLY_LIMIT:
-            self._stop_reading()  # the program blocks on its pipe until we need its lines
-        if self._pending is not None:
-            self._deliver()
+            self._output_ended()
 
     def _start_reading(self) -> None:
         if not self._reading and self._stdout is not None and not self._at_eof:
@@ -536,15 +373,11 @@ class PipeSeat:
             self._reading = False
             self._loop.remove(self._stdout)
 
-    # --- signals and the end -------------------------------------------------------------------
+    # --- the end -------------------------------------------------------------------------------
 
-    def _signal_group(self, signum: int) -> None:
-        if self._pid is None or self._reaped:
-            return
-        try:
-            os.killpg(self._pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is empty
+    def _watch_exit(self) -> None:
+        if self._pidfd is None:
+            self._loop.call_later(REAP_POLL, self._poll_exit)
 
     def _on_exit(self) -> None:
         """The pidfd is readable: the program has exited."""
@@ -553,7 +386,7 @@ class PipeSeat:
 
     def _poll_exit(self) -> None:
         if not (self._exited or self._reaped) and not self._reap_leader():
-            self._loop.call_later(_REAP_POLL, self._poll_exit)
+            self._loop.call_later(REAP_POLL, self._poll_exit)
 
     def _reap_leader(self) -> bool:
         """Reap the program if it has exited (then, when ending, kill and reap the rest of its
@@ -573,50 +406,21 @@ class PipeSeat:
             self._kill()
         return True
 
-    def _record(self, info) -> None:
-        self._exited = True
-        if info.si_code == os.CLD_EXITED:
-            self.exit_code = info.si_status
-        else:  # killed or dumped
-            self.exit_signal = info.si_status
-
     def _kill(self) -> None:
         """SIGKILL the whole group (stragglers too, once the leader is gone) and reap it."""
-        if self._kill_timer is not None:
-            self._kill_timer.cancel()
-            self._kill_timer = None
+        self._cancel_kill_timer()
         if self._pid is None or self._reaped:  # it never ran (its exec failed), or all is done
             self._reaped = True
             if not self._finished:
-                self._finish()
+                self._group_reaped()
             return
         if self._reap_deadline:  # reaping under way
             return
         self._signal_group(signal.SIGKILL)
-        self._reap_deadline = time.monotonic() + _REAP_LIMIT
+        self._reap_deadline = self._seconds() + REAP_LIMIT
         self._reap()
 
-    def _reap(self) -> None:
-        """Reap the killed members of the group that are our children (the program, and what it
-        left behind: we are its subreaper)."""
-        while True:
-            try:
-                info = os.waitid(os.P_PGID, self._pid, os.WEXITED | os.WNOHANG)
-            except ChildProcessError:  # nobody of that group is left
-                break
-            if info is None:  # members left that have not died yet
-                if time.monotonic() >= self._reap_deadline:
-                    self._warn(f"{self.name}: process group {self._pid} not reaped")
-                    break
-                self._loop.call_later(_REAP_POLL, self._reap)
-                return
-            if info.si_pid == self._pid:
-                self._record(info)
-        self._reaped = True
-        self._finish()
-
-    def _finish(self) -> None:
-        self._finished = True
+    def _group_reaped(self) -> None:
         self._stop_reading()
         for fd in (self._stdout, self._pidfd):
             if fd is not None:
@@ -624,9 +428,7 @@ class PipeSeat:
                 os.close(fd)
         self._stdout = self._pidfd = None
         self._drop_stdin()
-        waiters, self._quit_waiters = self._quit_waiters, []
-        for waiter in waiters:
-            waiter.fire(None)
+        self._release_waiters()
 
 
 def _pipe(ends: list[int]) -> tuple[int, int]:
@@ -643,6 +445,16 @@ def _pipe(ends: list[int]) -> tuple[int, int]:
         ends.append(fd)
         pair.append(fd)
     return pair[0], pair[1]
+
+
+def _read_some(fd: int) -> bytes | None:
+    """What a non-blocking ``fd`` has: b"" at its end (or on an error), None when nothing yet."""
+    try:
+        return os.read(fd, _READ_SIZE)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
 
 
 def _stderr(text: str) -> None:
@@ -703,12 +515,9 @@ class PipeConsole(ConsoleLines):
             self._ended()
 
     def _on_readable(self) -> None:
-        try:
-            data = os.read(self._fd, _READ_SIZE)
-        except BlockingIOError:
+        data = _read_some(self._fd)
+        if data is None:
             return
-        except OSError:
-            data = b""
         if data:
             self._received(data)
         else:

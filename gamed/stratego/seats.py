@@ -6,6 +6,7 @@ own loop, ``gamed.stratego.pipes``), ``ConsoleSeat`` (a person at the console,
 ``gamed.stratego.console``) and ``ReplaySeat`` (a replayed ``-o`` log, ``gamed.stratego.referee``).
 The last three are declared here rather than where they are defined: their modules are on the
 start-up path of ``gamed-stratego``, which imports no zope.interface (docs/performance.md).
+The two program seats share their dialog with the program (``gamed.stratego.dialog.ProgramDialog``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ into the argv to start, ``encode`` turns text into the bytes an AI reads, and ``
 cuts an AI's output into reply lines, whatever chunks it arrives in: on ``\\n`` only, bytes as
 latin-1 (``\\r`` and tabs kept), early lines kept for the next ask, a line longer than the limit
 read as one unintelligible reply (``OVERLONG``) and its rest dropped, pending bytes at EOF as the
-last line. Pure: no Twisted, no clock.
+last line. Pure: no Twisted, no clock. The dialog that uses them, the same for both seats, is
+``dialog.ProgramDialog``.
 """
 
 from __future__ import annotations
