@@ -2,7 +2,7 @@
 
     gamed-tournament run --config gamed.conf [--rounds N] [--games N] [--state-dir DIR]
     gamed-tournament standings DIR        the standings table of a tournament directory
-    gamed-tournament games DIR            one line per recorded game
+    gamed-tournament games DIR            one line per recorded game, in game order
 
 The daemon runs the same tournaments (``[stratego] rounds`` in its config); both write a
 directory with ``tournament.json``, ``results.jsonl`` and ``logs/`` under the state directory.
@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "standings":
             print("\n".join(table(args.directory)))
         else:
-            for g in read_results(args.directory):
+            # results.jsonl is written in the order games finish (several run at once); list by number
+            for g in sorted(read_results(args.directory), key=lambda g: (g.get("round", 0), g.get("game", 0))):
                 flag = "  (aborted)" if g.get("aborted") else ""
                 print(f"{g['game']:4d}  round {g['round']}  {g['red']} vs {g['blue']}: {g['result'] or '-'}{flag}")
         return 0

@@ -42,6 +42,20 @@ def test_run_then_standings_and_games(tmp_path, fast_ai, capsys):
     assert tournament_cli.main(["games", str(directory)]) == 0
     games = capsys.readouterr().out.splitlines()
     assert len(games) == 12 and games[0].startswith("   1  round 1  one vs two: ")
+    assert [int(g.split()[0]) for g in games] == list(range(1, 13))
+
+
+def test_games_are_listed_in_game_order_whatever_order_they_finished_in(tmp_path, capsys):
+    import json
+
+    finished = [(2, 1, "b", "c"), (1, 1, "a", "b"), (1, 2, "b", "a"), (3, 1, "c", "a")]
+    (tmp_path / "results.jsonl").write_text(
+        "".join(json.dumps({"game": n, "round": r, "red": red, "blue": blue, "result": "x"}) + "\n" for n, r, red, blue in finished)
+    )
+    assert tournament_cli.main(["games", str(tmp_path)]) == 0
+    assert [line.split()[:3] for line in capsys.readouterr().out.splitlines()] == [
+        ["1", "round", "1"], ["2", "round", "1"], ["3", "round", "1"], ["1", "round", "2"],
+    ]
 
 
 def test_errors_are_one_line_and_exit_1(tmp_path, capsys):
