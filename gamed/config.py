@@ -109,6 +109,10 @@ class WebConfig:
     max_viewers: int = 10_000  # event streams open at once; 0 = unlimited
     viewer_buffer: int = 262_144  # bytes a viewer may leave unread before its stream is dropped
     linger: float = 60.0  # seconds a finished game stays visible at its live address
+    idle_timeout: float = 60.0  # seconds a connection may send nothing (event streams excepted); 0 = none
+    request_time: float = 10.0  # seconds a client may take to send one request (headers and body); 0 = no bound
+    max_body: int = 65_536  # bytes of a request body (the site is read-only: GET and HEAD only)
+    cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
 
 
 @attrs.frozen
@@ -271,6 +275,24 @@ def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -
     return config
 
 
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?")
+
+
+def cors_origins(setting: str) -> tuple[str, ...]:
+    """``[web] cors`` as origins: ``()`` (none), ``("*",)`` (any) or ``scheme://host[:port]``
+    entries (separated by commas or blanks); ConfigError for anything else."""
+    origins = tuple(o for o in re.split(r"[,\s]+", setting) if o)
+    if origins == ("*",):
+        return origins
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ConfigError(
+                "web.cors must be \"\" (none), \"*\" (any) or origins like https://example.org "
+                f"(scheme://host[:port], no path), not {origin!r}"
+            )
+    return origins
+
+
 def validate(config: Config) -> None:
     """Raise ConfigError for combinations no single value check catches."""
     k, f, lim = config.kalaha, config.fight, config.limits
@@ -315,6 +337,9 @@ def validate(config: Config) -> None:
         raise ConfigError(f"web.keepalive must be at most 3600 seconds, not {web.keepalive:g}")
     if web.viewer_buffer < 4096:
         raise ConfigError(f"web.viewer_buffer must be at least 4096 bytes, not {web.viewer_buffer}")
+    if web.max_body > 16_777_216:
+        raise ConfigError(f"web.max_body must be at most 16777216 bytes, not {web.max_body}")
+    cors_origins(web.cors)
     if not 16 <= lim.max_line <= 1_048_576:
         raise ConfigError(f"limits.max_line must be 16 to 1048576 bytes, not {lim.max_line}")
     if lim.line_rate and lim.line_burst < 1:

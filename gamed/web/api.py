@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import urllib.parse
 from collections.abc import Callable
 
@@ -29,6 +30,19 @@ from gamed.records import GAME_TYPES
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_LIMIT = 500  # matches or ratings in one answer
 MAX_NAME = 100  # characters of a player's name (the games allow 32; programs' names may be longer)
+MAX_DIGITS = 18  # digits of a number in a path or parameter (a match id fits SQLite's 64-bit integers)
+_NUMBER = re.compile(r"[0-9]{1,%d}" % MAX_DIGITS)
+
+
+def parse_number(text: str) -> int | None:
+    """The whole number ``text`` spells in ASCII digits (at most ``MAX_DIGITS``), else None.
+
+    The one parser of every number in a path or query: ``str.isdigit`` and ``int`` also take
+    other scripts' digits (``"\u0661"`` is 1) and superscripts (``"\u00b2"``, which ``int``
+    refuses)."""
+    if not _NUMBER.fullmatch(text):
+        return None
+    return int(text)
 
 
 def _json_bytes(data: object) -> bytes:
@@ -40,8 +54,27 @@ def write_json(request: server.Request, data: object, code: int = 200) -> bytes:
     request.setResponseCode(code)
     request.setHeader(b"content-type", b"application/json; charset=utf-8")
     request.setHeader(b"cache-control", b"no-store")
-    request.setHeader(b"access-control-allow-origin", b"*")
     return _json_bytes(data)
+
+
+class CrossOrigin:
+    """The API's cross-origin policy (``[web] cors``): which other sites' pages may read it.
+
+    ``()`` = none (no ``Access-Control-Allow-Origin``: same origin only), ``("*",)`` = any, or
+    the origins allowed (``https://example.org``), each answered with its own origin."""
+
+    def __init__(self, origins: tuple[str, ...] = ()):
+        self.any = origins == ("*",)
+        self.origins = frozenset(o.encode("ascii") for o in origins if o != "*")
+
+    def apply(self, request: server.Request) -> None:
+        if self.any:
+            request.setHeader(b"access-control-allow-origin", b"*")
+        elif self.origins:
+            request.setHeader(b"vary", b"origin")
+            origin = request.getHeader(b"origin")
+            if origin in self.origins:
+                request.setHeader(b"access-control-allow-origin", origin)
 
 
 class JsonError(resource.Resource):
@@ -79,7 +112,6 @@ class EventStream:
         request.setHeader(b"content-type", b"text/event-stream; charset=utf-8")
         request.setHeader(b"cache-control", b"no-cache")
         request.setHeader(b"x-accel-buffering", b"no")  # reverse proxies must not buffer the stream
-        request.setHeader(b"access-control-allow-origin", b"*")
         request.registerProducer(self, True)
         request.notifyFinish().addBoth(self._finished)
         request.write(b"retry: 3000\n\n")  # sends the headers now; browsers reconnect after 3 s
@@ -158,20 +190,28 @@ class ApiResource(resource.Resource):
     isLeaf = True
     _log = Logger()
 
-    def __init__(self, hub: LiveHub, streams: StreamRegistry, ports: ListeningPorts | None = None):
+    def __init__(
+        self,
+        hub: LiveHub,
+        streams: StreamRegistry,
+        ports: ListeningPorts | None = None,
+        cors: CrossOrigin | None = None,
+    ):
         super().__init__()
         self.hub = hub
         self.streams = streams
         self.ports = ports if ports is not None else ListeningPorts()
+        self.cors = cors or CrossOrigin()
 
     @property
     def store(self):
         return self.hub.store
 
     def render(self, request: server.Request):
-        if request.method not in (b"GET", b"HEAD"):
+        self.cors.apply(request)
+        if request.method not in (b"GET", b"HEAD"):  # the web channel refuses them before this
             request.setHeader(b"allow", b"GET, HEAD")
-            return write_json(request, {"error": "only GET is allowed here"}, 405)
+            return write_json(request, {"error": "only GET and HEAD are allowed here"}, 405)
         parts = [p.decode("utf-8", "replace") for p in request.postpath]
         if parts and parts[-1] == "":
             parts.pop()
@@ -215,15 +255,17 @@ class ApiResource(resource.Resource):
                 limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
                 played = not _yes_no_arg(request, "unplayed", True)
                 missing = f"no player {name[:MAX_NAME]}"
-                if self.store is None or not name or len(name) > MAX_NAME:
+                if self.store is None or not name or len(name) > MAX_NAME or not name.isprintable():
                     return _not_found(request, missing + (" (no records are kept)" if self.store is None else ""))
                 return self._later(request, self.store.player(name, limit, played), lambda p: p, missing)
             case ["matches", match_id]:
-                if not match_id.isdigit():
-                    return _not_found(request, f"no match {match_id}")
+                number = parse_number(match_id)
+                shown = match_id[:40]
+                if number is None:
+                    return _not_found(request, f"no match {shown}")
                 if self.store is None:
-                    return _not_found(request, f"no match {match_id} (no records are kept)")
-                return self._later(request, self.store.match(int(match_id)), lambda m: m, f"no match {match_id}")
+                    return _not_found(request, f"no match {shown} (no records are kept)")
+                return self._later(request, self.store.match(number), lambda m: m, f"no match {shown}")
             case ["ratings", game]:
                 if game not in GAME_TYPES:
                     return _not_found(request, f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
@@ -313,9 +355,10 @@ def _int_arg(request: server.Request, name: str, default: int, low: int, high: i
     text = _str_arg(request, name)
     if text is None:
         return default
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise _BadRequest(f"{name} must be a whole number from {low} to {high}, not {text!r}")
-    return int(text)
+    number = parse_number(text)
+    if number is None or not low <= number <= high:
+        raise _BadRequest(f"{name} must be a whole number from {low} to {high}, not {text[:40]!r}")
+    return number
 
 
 class StreamRegistry:
@@ -364,6 +407,17 @@ class StaticFiles(static.File):
     def directoryListing(self):  # noqa: N802
         return JsonError(404, "no such page")
 
+    def getChild(self, path: bytes, request):  # noqa: N802
+        # A NUL makes the file system calls raise (a 500), and twisted.web logs an error for every
+        # segment that is not UTF-8: neither names one of our files, so both are a quiet 404.
+        try:
+            name = path.decode("utf-8")
+        except UnicodeDecodeError:
+            return self.childNotFound
+        if not name.isprintable():
+            return self.childNotFound
+        return super().getChild(path, request)
+
     def createSimilarFile(self, path):  # noqa: N802
         f = super().createSimilarFile(path)
         f.childNotFound = self.childNotFound
@@ -371,14 +425,18 @@ class StaticFiles(static.File):
 
 
 def build_root(
-    hub: LiveHub, streams: StreamRegistry, static_dir: pathlib.Path = STATIC, ports: ListeningPorts | None = None
+    hub: LiveHub,
+    streams: StreamRegistry,
+    static_dir: pathlib.Path = STATIC,
+    ports: ListeningPorts | None = None,
+    cors: CrossOrigin | None = None,
 ) -> resource.Resource:
-    """The site's root: the static pages, with ``/api`` beside them."""
+    """The site's root: the static pages, with ``/api`` (under the ``cors`` policy) beside them."""
     root: resource.Resource
     if static_dir.is_dir():
         root = StaticFiles(str(static_dir))
     else:
         root = resource.Resource()
         root.childNotFound = JsonError(404, "no such page")
-    root.putChild(b"api", ApiResource(hub, streams, ports))
+    root.putChild(b"api", ApiResource(hub, streams, ports, cors))
     return root

@@ -8,28 +8,38 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from twisted.web import server
 
-from gamed.config import Limits, WebConfig
+from gamed.config import Limits, WebConfig, cors_origins
 from gamed.observers import LiveHub
 from gamed.ports import ListeningPorts
 from gamed.textline import ConnectionLimits
-from gamed.web.api import STATIC, StreamRegistry, build_root
+from gamed.web.api import STATIC, CrossOrigin, StreamRegistry, build_root
+from gamed.web.channel import WebChannel, WebRequest, refusal
 
 
 class WebSite(server.Site):
-    """The twisted.web site; its ports log as ``web``."""
+    """The twisted.web site with the bounds of ``config`` (see gamed.web.channel); its ports log
+    as ``web``; its timeouts run on ``clock``."""
 
     noisy = False
+    protocol = WebChannel  # HTTP/1.1 only: gamed installs no HTTP/2 implementation
+    requestFactory = WebRequest
+
+    def __init__(self, root, config: WebConfig, clock: IReactorTime):
+        super().__init__(root, timeout=config.idle_timeout or None, reactor=clock)
+        self.config = config
+
+    def buildProtocol(self, addr) -> WebChannel:  # noqa: N802
+        channel = super().buildProtocol(addr)
+        channel.max_body = self.config.max_body
+        channel.request_time = self.config.request_time
+        return channel
 
     def logPrefix(self) -> str:  # noqa: N802
         return "web"
 
 
 def _refusal(why: str) -> bytes:
-    body = f'{{"error": "{why}"}}'.encode("ascii", "replace")
-    return (
-        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
-        b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
-    )
+    return refusal(503, why)
 
 
 class WebService(MultiService):
@@ -56,12 +66,12 @@ class WebService(MultiService):
         self.clock = clock
         self.streams = StreamRegistry(config.max_viewers, config.viewer_buffer)
         self.ports = ports if ports is not None else ListeningPorts()
-        self.root = build_root(hub, self.streams, static_dir, self.ports)
+        self.root = build_root(hub, self.streams, static_dir, self.ports, CrossOrigin(cors_origins(config.cors)))
         self._keepalive = task.LoopingCall(self.streams.keepalive)
         self._keepalive.clock = clock
 
     def site(self) -> WebSite:
-        return WebSite(self.root)
+        return WebSite(self.root, self.config, self.clock)
 
     def port_factory(self) -> ConnectionLimits:
         """The factory a listening port serves: the site behind the connection limits."""

@@ -7,7 +7,7 @@ import urllib.parse
 
 import pytest
 import pytest_twisted
-from twisted.internet import endpoints, reactor, task
+from twisted.internet import defer, endpoints, protocol, reactor, task
 
 from gamed import __version__
 from gamed.config import Limits, WebConfig
@@ -260,3 +260,71 @@ async def test_a_finished_table_says_its_result_in_words(site):
     table.finish((0.0, 1.0), "four", {"cells": []})
     code, detail = await get_json(f"{site.url}/api/games/{table.id}")
     assert detail["result"] == {"scores": [0.0, 1.0], "reason": "four"} and detail["outcome"] == "bob won: four in a row"
+
+
+@pytest_twisted.ensureDeferred
+async def test_unicode_digits_never_name_a_match(recorded):
+    first = await recorded.hub.store.store(match("alice", "bob", (1.0, 0.0), "end"))
+    assert first == 1
+    assert (await get_json(recorded.url + "/api/matches/1"))[0] == 200
+    for path in ("/api/matches/%D9%A1", "/api/matches/%C2%B9", "/api/matches/%EF%BC%91", "/api/matches/" + "9" * 30):
+        code, body = await get_json(recorded.url + path)
+        assert code == 404 and body["error"].startswith("no match "), (path, body)
+    code, body = await get_json(recorded.url + "/api/matches?limit=%C2%B2")
+    assert code == 400 and body["error"].startswith("limit must be a whole number")
+    code, body = await get_json(recorded.url + "/api/players/a%2500b")
+    assert code == 404
+
+
+class RawClient(protocol.Protocol):
+    """Sends bytes as told and keeps what it receives; ``done`` fires with it at the close."""
+
+    def __init__(self):
+        self.received = b""
+        self.done = defer.Deferred()
+
+    def dataReceived(self, data):  # noqa: N802
+        self.received += data
+
+    def connectionLost(self, reason):  # noqa: N802
+        self.done.callback(self.received)
+
+
+async def raw_connect(site) -> RawClient:
+    endpoint = endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", site.port.getHost().port)
+    client = RawClient()
+    await endpoints.connectProtocol(endpoint, client)
+    return client
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_large_post_is_refused_before_its_body_is_read():
+    s = await serve(LiveHub(reactor))
+    try:
+        client = await raw_connect(s)
+        client.transport.write(b"POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Length: 52428800\r\n\r\n" + b"x" * 1_048_576)
+        received = await client.done.addTimeout(15, reactor)
+        assert received.startswith(b"HTTP/1.1 405 Method Not Allowed\r\n"), received[:200]
+        assert received.endswith(b'{"error":"only GET and HEAD are allowed here"}')
+    finally:
+        await close(s)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_slowloris_connection_is_closed_after_request_time():
+    s = await serve(LiveHub(reactor), request_time=1.0)
+    try:
+        client = await raw_connect(s)
+        request = iter(b"GET /api/games HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 1000)
+        trickle = task.LoopingCall(lambda: client.transport.write(bytes([next(request)])))
+        trickle.start(0.25)  # well within the idle timeout, which each byte resets
+        try:
+            received = await client.done.addTimeout(15, reactor)
+        finally:
+            trickle.stop()
+        assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), received[:200]
+        assert received.endswith(b'{"error":"a request must arrive within 1 seconds"}')
+        code, body = await get_json(s.url + "/api/games")  # the site still answers others at once
+        assert code == 200
+    finally:
+        await close(s)
