@@ -64,6 +64,7 @@ def browser():
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1280,900", "--no-first-run", "--disable-extensions"):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # CSP violations are logged there
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.set_page_load_timeout(WAIT)
     driver.set_script_timeout(WAIT)
@@ -71,12 +72,20 @@ def browser():
     driver.quit()
 
 
+def csp_violations(driver) -> list[str]:
+    """The Content-Security-Policy refusals the browser logged since the last call."""
+    return [e["message"] for e in driver.get_log("browser") if "Content Security Policy" in e.get("message", "")]
+
+
 @pytest.fixture
 def page(browser, request):
-    """The browser for one test; the page the test ends on is saved as a screenshot artifact."""
+    """The browser for one test; the page the test ends on is saved as a screenshot artifact.
+    The test fails if the site's Content-Security-Policy blocked anything on its pages."""
+    csp_violations(browser)
     yield browser
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(ARTIFACTS / f"{request.node.name}.png"))
+    assert csp_violations(browser) == [], "the pages need something their Content-Security-Policy refuses"
 
 
 def screenshot(driver, name: str) -> pathlib.Path:

@@ -2,7 +2,8 @@
  *
  * Plain browser JavaScript, no build step, no libraries. Every value that comes from the server
  * (player names above all: they are untrusted) reaches the DOM through textContent or
- * setAttribute, never through innerHTML.
+ * setAttribute, never through innerHTML. The site's Content-Security-Policy allows this file and
+ * style.css only: no inline script, no style attributes (el() sets styles through the CSSOM).
  *
  * Each page's <body data-page="..."> picks its controller: "index", "game", "replay", "ratings",
  * "player".
@@ -105,6 +106,12 @@
         if (k === "_ns" || v === null || v === undefined || v === false) return;
         if (k === "text") node.textContent = String(v);
         else if (k === "class") node.setAttribute("class", v);
+        // The pages' Content-Security-Policy (style-src 'self') blocks style attributes; styles
+        // set through the CSSOM are allowed: "--cols:7;--rows:6" becomes two custom properties.
+        else if (k === "style") String(v).split(";").forEach(function (d) {
+          var i = d.indexOf(":");
+          if (i > 0) node.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim());
+        });
         else node.setAttribute(k, v === true ? "" : String(v));
       });
     }
