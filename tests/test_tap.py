@@ -230,6 +230,12 @@ def test_web_and_records_options():
         ("[web]\nviewer_buffer = 100\n", "web.viewer_buffer must be at least 4096 bytes"),
         ("[web]\nkeepalive = 7200\n", "web.keepalive must be at most 3600 seconds"),
         ("[web]\nmax_viewers = -1\n", "web.max_viewers must not be negative"),
+        ("[web]\nmax_body = 100000000\n", "web.max_body must be at most 16777216 bytes"),
+        ("[web]\nrequest_time = -1\n", "web.request_time must not be negative"),
+        ("[web]\nidle_timeout = \"soon\"\n", "web.idle_timeout must be a number"),
+        ("[web]\ncors = \"example.org\"\n", "web.cors must be \"\" (none), \"*\" (any) or origins like https://example.org"),
+        ("[web]\ncors = \"https://a.example/path\"\n", "not 'https://a.example/path'"),
+        ("[web]\ncors = \"* https://a.example\"\n", "not '*'"),
     ],
 )
 def test_bad_web_settings_name_the_setting(tmp_path, text, message):
@@ -238,6 +244,20 @@ def test_bad_web_settings_name_the_setting(tmp_path, text, message):
     with pytest.raises(ConfigError) as e:
         config.load(str(path))
     assert message in str(e.value)
+
+
+def test_the_web_bounds_and_cross_origin_policy_come_from_the_config(tmp_path):
+    path = tmp_path / "gamed.conf"
+    path.write_text('[web]\nidle_timeout = 30\nrequest_time = 4\nmax_body = 1024\ncors = "https://a.example, http://b.example:81"\n')
+    service = tap.makeService(options("--config", str(path), "--records", "none"), reactor=MemoryReactorClock())
+    web = service.getServiceNamed("web")
+    site = web.site()
+    assert site.timeOut == 30.0
+    channel = site.buildProtocol(None)
+    assert (channel.timeOut, channel.request_time, channel.max_body) == (30.0, 4.0, 1024)
+    assert config.cors_origins(web.config.cors) == ("https://a.example", "http://b.example:81")
+    assert config.cors_origins("") == () and config.cors_origins(" * ") == ("*",)
+    assert Config().web.cors == "" and Config().web.max_body == 65_536
 
 
 def test_the_web_site_and_records_share_one_hub_with_the_games():

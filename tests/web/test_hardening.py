@@ -302,3 +302,10 @@ def test_an_event_stream_outlives_the_idle_timeout_and_request_time():
     assert b"event: move" in transport.value()
     table.finish((1.0, 0.0), "end")
     channel.connectionLost(Failure(ConnectionDone()))
+
+
+def test_too_many_header_bytes_are_a_json_400():
+    clock, hub, web = setup()
+    answer = ask(web, "/api/games", headers="".join(f"X-Pad-{i}: {'a' * 100}\r\n" for i in range(200)))
+    assert answer.code == 400 and answer.json() == {"error": "malformed HTTP request"}
+    assert answer.header("connection") == "close"
