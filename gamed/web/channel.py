@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from twisted.internet.interfaces import IDelayedCall, ITCPTransport
+from twisted.internet.interfaces import IDelayedCall, INegotiated, ITCPTransport
 from twisted.logger import Logger
 from twisted.web import http, server
 
@@ -159,8 +159,9 @@ class WebChannel(http.HTTPChannel):
         if log:
             self._log.info("web client {peer} refused ({code}): {why}", peer=self.peer, code=code, why=log)
         self.transport.write(refusal(code, message, headers))
-        if ITCPTransport.providedBy(self.transport):
-            # Half-close, so what the client is still sending does not turn our answer into a reset.
+        if ITCPTransport.providedBy(self.transport) and not INegotiated.providedBy(self.transport):
+            # Half-close, so what the client is still sending does not turn our answer into a reset
+            # (plain TCP only: twisted's TLS layer has no half-close, so TLS closes through it).
             self.transport.loseWriteConnection()
             self._linger = self.callLater(LINGER, self._abort)
         else:

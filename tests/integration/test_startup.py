@@ -4,6 +4,7 @@ import json
 import os
 import socket
 import ssl as stdlib_ssl
+import urllib.error
 import urllib.request
 
 import pytest_twisted
@@ -159,6 +160,17 @@ async def test_the_web_site_over_tls(start_daemon, tmp_path):
 
     status, body = await threads.deferToThread(fetch)
     assert (status, body) == (200, {"games": []})
+
+    def post():
+        request = urllib.request.Request(f"https://localhost:{daemon.ports['web']}/api/games", data=b"x" * 1000, method="POST")
+        try:
+            urllib.request.urlopen(request, context=context, timeout=10)
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+        raise AssertionError("a POST was accepted")
+
+    # The refusal before the body reaches the client over TLS too (closed through TLS, not under it).
+    assert await threads.deferToThread(post) == (405, {"error": "only GET and HEAD are allowed here"})
     assert "Traceback" not in daemon.text
 
 

@@ -328,3 +328,16 @@ async def test_a_slowloris_connection_is_closed_after_request_time():
         assert code == 200
     finally:
         await close(s)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_body_over_max_body_is_refused_with_413():
+    s = await serve(LiveHub(reactor), max_body=4096)
+    try:
+        client = await raw_connect(s)
+        client.transport.write(b"GET /api/games HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000)
+        received = await client.done.addTimeout(15, reactor)
+        assert received.startswith(b"HTTP/1.1 413 Content Too Large\r\n"), received[:200]
+        assert received.endswith(b'{"error":"a request body may have at most 4096 bytes"}')
+    finally:
+        await close(s)

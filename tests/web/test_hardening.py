@@ -309,3 +309,17 @@ def test_too_many_header_bytes_are_a_json_400():
     answer = ask(web, "/api/games", headers="".join(f"X-Pad-{i}: {'a' * 100}\r\n" for i in range(200)))
     assert answer.code == 400 and answer.json() == {"error": "malformed HTTP request"}
     assert answer.header("connection") == "close"
+
+
+def test_a_full_web_port_answers_a_json_503_with_the_security_headers():
+    clock = task.Clock()
+    web = WebService(WebConfig(), Limits(max_connections=1), LiveHub(clock), clock)
+    factory = web.port_factory()
+    first = factory.buildProtocol(PEER)
+    first.makeConnection(StringTransport(peerAddress=PEER))
+    second = factory.buildProtocol(PEER)
+    transport = StringTransport(peerAddress=PEER)
+    second.makeConnection(transport)
+    answer = Answer(transport.value())
+    assert answer.code == 503 and answer.json() == {"error": "server full (1 connections)"}
+    assert answer.header("x-content-type-options") == "nosniff" and answer.header("connection") == "close"
