@@ -59,10 +59,24 @@ class WebRequest(server.Request):
     _log = Logger()
     _body_size = 0
 
-    def render(self, resrc) -> None:
-        self.responseHeaders.removeHeader(b"server")  # twisted.web's version is nobody's business
+    def process(self) -> None:
         for name, value in SECURITY_HEADERS:
             self.setHeader(name, value)
+        if self.path == b"*":
+            # twisted.web answers "GET *" itself (an empty 405 with its Server header); only
+            # OPTIONS * means something, and the channel refuses OPTIONS.
+            self.site = self.channel.site
+            body = b'{"error":"no such page"}'
+            self.setResponseCode(http.NOT_FOUND)
+            self.setHeader(b"content-type", b"application/json; charset=utf-8")
+            self.setHeader(b"content-length", b"%d" % len(body))
+            self.write(body if self.method != b"HEAD" else b"")
+            self.finish()
+            return
+        super().process()
+
+    def render(self, resrc) -> None:
+        self.responseHeaders.removeHeader(b"server")  # twisted.web's version is nobody's business
         super().render(resrc)
 
     def handleContentChunk(self, data: bytes) -> None:  # noqa: N802
@@ -77,6 +91,7 @@ class WebRequest(server.Request):
 
     def processingFailed(self, reason):  # noqa: N802
         self._log.failure("{path} failed", reason, path=self.path.decode("ascii", "replace"))
+        self.responseHeaders.removeHeader(b"server")
         body = b'{"error":"internal error"}'
         self.setResponseCode(http.INTERNAL_SERVER_ERROR)
         self.setHeader(b"content-type", b"application/json; charset=utf-8")
@@ -140,6 +155,10 @@ class WebChannel(http.HTTPChannel):
     def rawDataReceived(self, data: bytes) -> None:  # noqa: N802
         if not self.refused:
             super().rawDataReceived(data)
+
+    def lineLengthExceeded(self, line: bytes) -> None:  # noqa: N802
+        # LineReceiver's default just drops the connection.
+        self.refuse(400, f"a request line or header line may have at most {self.MAX_LENGTH} bytes")
 
     def _respondToBadRequestAndDisconnect(self) -> None:  # noqa: N802
         # twisted.web's own answer to a malformed request is a bare status line.

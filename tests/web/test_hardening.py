@@ -323,3 +323,30 @@ def test_a_full_web_port_answers_a_json_503_with_the_security_headers():
     answer = Answer(transport.value())
     assert answer.code == 503 and answer.json() == {"error": "server full (1 connections)"}
     assert answer.header("x-content-type-options") == "nosniff" and answer.header("connection") == "close"
+
+
+def test_odd_request_targets_get_json_answers_with_the_security_headers():
+    clock, hub, web = setup()
+    answer = ask(web, "*")  # twisted.web's own answer would be an empty 405 naming its version
+    assert answer.code == 404 and answer.json() == {"error": "no such page"}
+    assert_secure(answer, "GET *")
+    answer = ask(web, "/" + "a" * 20_000)  # LineReceiver would just drop the connection
+    assert answer.code == 400 and answer.json() == {"error": "a request line or header line may have at most 16384 bytes"}
+    for target in ("http://elsewhere.example/api/games", "//api/games", "/%", "/..%2F..%2Fetc/passwd"):
+        answer = ask(web, target)
+        assert answer.code == 404 and answer.header("content-type") == "application/json; charset=utf-8", target
+
+
+def test_a_failure_inside_the_site_is_a_json_500_without_traceback_or_version():
+    clock, hub, web = setup()
+
+    def broken(*args):
+        raise RuntimeError("a bug")
+
+    hub.games = broken
+    with capturedLogs() as events:
+        answer = ask(web, "/api/games")
+    assert answer.code == 500 and answer.json() == {"error": "internal error"}
+    assert b"a bug" not in answer.raw and b"Traceback" not in answer.raw and "server" not in answer.headers
+    assert_secure(answer, "500")
+    assert any(e.get("log_failure") is not None and "/api/games failed" in formatEvent(e) for e in events)
