@@ -904,3 +904,12 @@ def test_sync_and_attack_never_reveal_hidden_types(seed, mask, map_name):
         if rng.random() < 0.2:  # a wrong-turn request reveals nothing either
             out = table.receive(1 - table.turn, ReqMove(0, 1))
             assert all(isinstance(m, (MsgMoveError, MsgGameover, MsgSync)) for _, m in out)
+
+
+def test_a_seat_repeating_an_ignored_message_does_not_flood_the_log():
+    table, lines = make_table()
+    table.join(0, "alice")
+    for _ in range(1000):
+        assert table.receive(0, ReqOptions()) == []
+    assert len(lines) == 8 + 6, "the first 8, then the 16th, 32nd ... 512th"
+    assert lines[-1].endswith("no options yet (512 ignored from this seat so far)")
