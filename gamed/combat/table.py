@@ -52,6 +52,7 @@ from gamed.combat.wire import (
     State,
     read_setup,
 )
+from gamed.names import MAP_NAME_RULE, valid_map_name
 from gamed.stratego.rules import (
     EMPTY,
     CombatError,
@@ -334,6 +335,9 @@ class CombatTable:
             return self._invalid_options(seat, str(e))
         if unrecognised:
             self._log(f"seat {seat}: {unrecognised} unrecognised options packet(s) skipped")
+        if options.name and not valid_map_name(options.name):
+            # The name is shown to people (web site, records): text like a player name only.
+            return self._invalid_options(seat, f"map name {options.name[:40]!r} is not {MAP_NAME_RULE}")
         code = combat_options_check(options.layout(self.number), options.army, self.number)
         if code:
             return self._invalid_options(seat, f"options check failed: {CombatError(code).name} ({code})")
