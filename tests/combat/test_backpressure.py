@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given
+from hypothesis import strategies as st
 from twisted.internet.address import IPv4Address
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
@@ -16,7 +18,7 @@ from gamed.combat import wire
 from gamed.combat.protocol import CombatProtocol
 from gamed.combat.service import CombatService
 from gamed.config import CombatConfig, Limits
-from tests.combat.test_protocol import DEFAULT, Player, TextPlayer, started
+from tests.combat.test_protocol import DEFAULT, Player, TextPlayer, placement, started
 from tests.memclient import Client
 
 READ = 1 << 16  # what one read from a TCP socket hands the protocol at most
@@ -163,3 +165,36 @@ def test_a_closing_client_that_never_reads_is_aborted_after_the_close_grace():
     assert not p.client.transport.disconnected
     clock.advance(10)
     assert p.client.transport.disconnected
+
+
+def play_with_pauses(pauses: list[bool]) -> tuple[bytes, bytes]:
+    """The bytes both players of a short game receive when, before each of their messages, the
+    client stops reading (``pauses[i]``) and reads again only after sending it."""
+    service = make_service()
+    alice, bob = Player(service), Player(service)
+    script = [
+        (alice, wire.HostOptions.of(DEFAULT)),
+        (alice, wire.MsgSetup(wire.write_setup(DEFAULT, 0, placement(0)))),
+        (bob, wire.MsgSetup(wire.write_setup(DEFAULT, 1, placement(1)))),
+        (alice, wire.ReqMove(30, 40)),
+        (bob, wire.ReqMove(61, 51)),
+        (bob, wire.ReqMove(62, 52)),  # out of turn: an error to both
+        (alice, wire.ReqMove(40, 50)),
+        (bob, wire.ReqMove(51, 50)),  # an attack
+        (bob, wire.ReqSync()),
+    ]
+    for (player, message), pause in zip(script, pauses):
+        if pause:
+            player.client.player.pauseProducing()
+        player.send(message)
+        if pause:
+            player.client.player.resumeProducing()
+    return alice.client.transport.value(), bob.client.transport.value()
+
+
+@given(st.lists(st.booleans(), min_size=9, max_size=9))
+def test_a_client_that_reads_late_gets_exactly_the_same_bytes(pauses):
+    alice, bob = play_with_pauses([False] * 9)
+    got = wire.ClientParser().feed(bob)
+    assert wire.MsgAttack(51, -6, 50, 3) in got and isinstance(got[-1], wire.MsgSync), "the whole game was played"
+    assert play_with_pauses(pauses) == (alice, bob)
