@@ -11,7 +11,9 @@ for them. ``TextLineProtocol`` and ``CombatProtocol`` both build on it.
 
 from __future__ import annotations
 
+from twisted.internet.interfaces import IPushProducer
 from twisted.logger import Logger
+from zope.interface import implementer
 
 # Bytes a paused connection may hold unprocessed (a little more than one 64 KiB read) before it
 # counts as a client that floods us without reading our replies, and is cut off.
@@ -22,6 +24,7 @@ MAX_HELD = 1 << 17
 MAX_UNREAD = 1 << 18
 
 
+@implementer(IPushProducer)
 class BackPressure:
     """Mixin for a ``Protocol`` that registers itself as its transport's streaming producer.
 

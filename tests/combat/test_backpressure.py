@@ -198,3 +198,13 @@ def test_a_client_that_reads_late_gets_exactly_the_same_bytes(pauses):
     got = wire.ClientParser().feed(bob)
     assert wire.MsgAttack(51, -6, 50, 3) in got and isinstance(got[-1], wire.MsgSync), "the whole game was played"
     assert play_with_pauses(pauses) == (alice, bob)
+
+
+def test_every_game_protocol_is_a_push_producer_for_its_transport():
+    from twisted.internet.interfaces import IPushProducer
+    from zope.interface.verify import verifyObject
+
+    service = make_service()
+    for client in (Player(service).client, TextPlayer(service).client):
+        assert verifyObject(IPushProducer, client.player)
+        assert client.transport.producer is client.player and client.transport.streaming
