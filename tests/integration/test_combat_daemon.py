@@ -164,3 +164,31 @@ async def test_clients_that_flood_without_reading_are_cut_off_and_the_others_sti
         await with_timeout(client.lost, 30, "the flooding connection to be dropped")
     assert daemon.text.count("cut off: it sent") == 2, "each flooder is cut off once, with the reason logged"
     assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_map_name_with_markup_is_refused_and_never_shown_by_the_web_site(start_daemon):
+    import json
+
+    import attrs
+
+    from tests.integration.test_web_daemon import poll_json
+
+    daemon = await start_daemon(kalaha="none", combat=LOOPBACK, web=LOOPBACK)
+    alice = await connect(daemon.ports["combat"])
+    await alice.expect(wire.ReqOptions)
+    bob = await connect(daemon.ports["combat"])
+    await bob.expect(wire.MsgSeat)
+    alice.send(wire.HostOptions.of(attrs.evolve(DEFAULT, name="<img src=x onerror=alert(1)>")))
+    await alice.expect(wire.ReqOptions)  # refused: asked again
+    alice.send(wire.HostOptions.of(DEFAULT))
+    for client, seat in ((alice, 0), (bob, 1)):
+        assert (await client.expect(wire.MsgOptions)).options == DEFAULT, "only the plain name was taken"
+        await client.expect(wire.ReqSetup)
+        client.send(wire.MsgSetup(wire.write_setup(DEFAULT, seat, placement(seat))))
+    await alice.expect(wire.MsgStart)
+    url = f"http://127.0.0.1:{daemon.ports['web']}/api/games"
+    (game,) = await poll_json(url, lambda body: body["games"] or None, "the Combat game in /api/games")
+    detail = json.dumps(await poll_json(f"{url}/{game['id']}", lambda body: body, "the game's detail"))
+    assert "onerror" not in detail and '"map": "Default"' in detail
+    assert "invalid options: map name '<img src=x onerror=alert(1)>'" in daemon.text
