@@ -64,6 +64,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/fight_load.py
 	$(BIN)/python bench/stratego_referee.py
 	$(BIN)/python bench/combat_load.py
+	$(BIN)/python bench/combat_flood.py
 	$(BIN)/python bench/connect4_solver.py --max-seconds 150
 	$(BIN)/python bench/connect4_perfect.py
 	$(BIN)/python bench/connect4_load.py

@@ -134,7 +134,7 @@ class Options(usage.Options):
         ["max-per-peer", None, None, f"Connections per port from one address, 0 = unlimited [default: {_default('limits', 'max_per_peer')}]"],
         ["line-rate", None, None, f"Lines per second a client may send before it is slowed down, 0 = unlimited [default: {_default('limits', 'line_rate'):g}]"],
         ["line-burst", None, None, f"Lines a client may send in a burst before --line-rate applies [default: {_default('limits', 'line_burst')}]"],
-        ["close-grace", None, None, f"Seconds a closing client may take to read its last lines [default: {_default('limits', 'close_grace'):g}]"],
+        ["close-grace", None, None, f"Seconds a closing client may take to read its last lines (or Combat messages) [default: {_default('limits', 'close_grace'):g}]"],
     ]
 
     def __init__(self):

@@ -4,8 +4,8 @@
 per-connection budget: a maximum line length (answered once the over-long line ends, the
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
 (a flooding client is slowed down, not cut off, by no longer reading from it), output
-back-pressure (while a client does not read its replies its further lines wait unanswered; one
-that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
+back-pressure (``gamed.backpressure``: while a client does not read its replies its further lines
+wait unanswered; one that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
 its last lines is cut off after a grace period).
 
 ``ConnectionLimits`` wraps a factory and refuses connections beyond a total and a per-address
@@ -24,6 +24,7 @@ from twisted.protocols.basic import LineOnlyReceiver
 from twisted.protocols.policies import TimeoutMixin, WrappingFactory
 from twisted.python.failure import Failure
 
+from gamed.backpressure import BackPressure
 from gamed.config import Limits
 from gamed.textwire import ParseError
 
@@ -31,10 +32,6 @@ _IAC = 0xFF
 _TELNET_OPTION_VERBS = {0xFB, 0xFC, 0xFD, 0xFE}  # WILL WONT DO DONT take an option byte
 _SB, _SE = 0xFA, 0xF0
 _PRINTABLE = frozenset(range(0x20, 0x7F))
-
-# Bytes a paused connection may hold unprocessed (a little more than one 64 KiB read) before it
-# counts as a client that floods us without reading our replies, and is cut off.
-_MAX_STASH = 1 << 17
 
 
 def strip_telnet(raw: bytes) -> bytes:
@@ -100,7 +97,7 @@ class WriteBatch:
                 protocol.flush()
 
 
-class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
+class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
     """Line framing and the per-connection budget; subclasses implement the ``on_*`` hooks."""
 
     delimiter = b"\r\n"
@@ -200,14 +197,13 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             return
         self._process(data)
 
-    # Producer interface: the transport pauses us when the client does not read what we write.
-    def pauseProducing(self) -> None:  # noqa: N802
-        self._pause("output")
+    # Held input for BackPressure: the unhandled bytes in ``_buffer``.
+    def _release_held(self) -> None:
+        data, self._buffer = self._buffer, b""
+        if data:
+            self._process(data)
 
-    def resumeProducing(self) -> None:  # noqa: N802
-        self._resume("output")
-
-    def stopProducing(self) -> None:  # noqa: N802
+    def _drop_held(self) -> None:
         self._buffer = b""
 
     # --- helpers for subclasses -------------------------------------------------------------
@@ -329,13 +325,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             self.handling = False
 
     def _stash(self, data: bytes) -> None:
-        if len(data) > _MAX_STASH:
-            self._log.warn(
-                "{peer} cut off: it sent {n} bytes more while not reading its replies", peer=self.peer, n=len(data)
-            )
-            self._buffer = b""
-            self.closing = True
-            self.transport.abortConnection()
+        if not self._check_held(len(data)):
             return
         self._buffer = data
 
@@ -362,26 +352,6 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
     def _rate_refilled(self) -> None:
         self._rate_call = None
         self._resume("rate")
-
-    def _pause(self, why: str) -> None:
-        """Stop handling lines. Only the rate limit also stops reading from the socket: a pause
-        for output can come from TLS during its handshake, which needs reading to go on."""
-        self._paused.add(why)
-        if why == "rate" and not self._reading_paused and not self.closing:
-            self._reading_paused = True
-            self.transport.pauseProducing()
-
-    def _resume(self, why: str) -> None:
-        if why not in self._paused:
-            return
-        self._paused.discard(why)
-        if not self._paused and not self.closing:
-            data, self._buffer = self._buffer, b""
-            if data:
-                self._process(data)
-        if self._reading_paused and "rate" not in self._paused and not self.closing:
-            self._reading_paused = False
-            self.transport.resumeProducing()
 
 
 class CommandProtocol(TextLineProtocol):

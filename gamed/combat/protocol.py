@@ -7,6 +7,11 @@ once, in arrival order, under a default name (``player<k>``). On 5689 a client f
 text lines (``NAME``, ``TABLE <name> [<seats>]``, ``PLAY``; see docs/protocols/combat.md); after
 ``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT. A game against
 the computer that cannot start ends such a connection with one closing ``ERROR <why>`` line.
+
+Both ports keep the per-connection output budget of ``gamed.backpressure``: messages (and
+handshake lines) are handled one at a time, none while the client does not read our replies, and
+at most ``MESSAGES_PER_TURN`` per reactor turn (then reading stops until the next turn), so one
+huge read cannot stall the others.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from twisted.logger import Logger
 from twisted.protocols.policies import TimeoutMixin
 from twisted.python.failure import Failure
 
+from gamed.backpressure import BackPressure
 from gamed.combat import wire
 from gamed.names import valid_name
 
@@ -25,19 +31,21 @@ if TYPE_CHECKING:
     from gamed.combat.service import CombatService, Seating
 
 
-class CombatProtocol(Protocol, TimeoutMixin):
+class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
     """A player's connection: a byte stream of Combat messages both ways."""
 
     _log = Logger()
 
-    HANDSHAKE_LINE = 256  # longest handshake line, in bytes
+    HANDSHAKE_LINE = 256  # longest handshake line, in bytes (line end excluded)
+    # Messages (or handshake lines) handled for one connection before the others get their turn.
+    MESSAGES_PER_TURN = 64
 
     def __init__(self, service: CombatService, number: int, handshake: bool = False):
         self.service = service
         self.handshake = handshake
         self.table_name: str | None = None
         self.table_seats: int | None = None
-        self._text = b""
+        self._text = bytearray()  # handshake bytes not handled yet
         self.clock = service.clock
         self.name = f"player{number}"
         self.named = False  # True once NAME chose a name: only named players are rated
@@ -45,6 +53,11 @@ class CombatProtocol(Protocol, TimeoutMixin):
         self.seating: Seating | None = None
         self.closing = False
         self.peer = "?"
+        self._paused: set[str] = set()
+        self._reading_paused = False
+        self._turn_call = None
+        self._close_call = None
+        self._cut_off: str | None = None  # why the budget ended the connection
 
     def callLater(self, period, func):  # noqa: N802 - TimeoutMixin's name
         return self.clock.callLater(period, func)
@@ -58,6 +71,7 @@ class CombatProtocol(Protocol, TimeoutMixin):
                 setter(True)
             except OSError:
                 pass
+        self.transport.registerProducer(self, True)
         if self.service.limits.idle_timeout:
             self.setTimeout(self.service.limits.idle_timeout)
         self.service.connected(self)
@@ -69,47 +83,102 @@ class CombatProtocol(Protocol, TimeoutMixin):
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
         if self.closing:
             return
-        if self.handshake:
-            data = self._handshake_data(data)
-            if not data or self.closing:
-                return
-        if self.seating is None:
-            return
         self.resetTimeout()
+        if self.handshake:
+            self._text += data
+        elif self.seating is not None:
+            self.parser.feed(data, limit=0)  # only held here: _run parses one message at a time
+        if self._paused:
+            self._check_held(self._held())
+            return
+        self._run()
+
+    def _held(self) -> int:
+        """Bytes received and not handled yet."""
+        return len(self._text) + self.parser.buffered
+
+    def _run(self) -> None:
+        """Handle the input received so far, one handshake line or message at a time, until none
+        is complete, the connection closes, it is paused (the client does not read our replies),
+        or its share of this reactor turn is used up."""
+        handled = 0
+        while not self.closing and not self._paused:
+            if handled == self.MESSAGES_PER_TURN:
+                self._pause("turn")  # stops reading too: nothing more arrives meanwhile
+                self._turn_call = self.clock.callLater(0, self._next_turn)
+                return
+            if self.handshake:
+                line = self._take_line()
+                if line is None:
+                    return
+                self._handshake_line(line)
+                if not self.handshake:  # PLAY or COMPUTER: the bytes after it are binary
+                    rest, self._text = bytes(self._text), bytearray()
+                    if self.seating is not None and not self.closing:
+                        self.parser.feed(rest, limit=0)
+            else:
+                if self.seating is None:
+                    return
+                message = self._take_message()
+                if message is None:
+                    return
+                self._receive(message)
+            handled += 1
+        if self._paused and not self.closing:
+            self._check_held(self._held())
+
+    def _take_message(self):
+        """The next complete message, or None (also when the input is fatal: then it closes)."""
         try:
-            messages = self.parser.feed(data)
+            messages = self.parser.feed(b"", limit=1)
         except wire.ProtocolError as e:
             for message in e.messages:
                 self._receive(message)
             self.close(f"bad input: {e}")
-            return
-        for message in messages:
-            if self.closing:
-                return
-            self._receive(message)
+            return None
+        return messages[0] if messages else None
+
+    def _next_turn(self) -> None:
+        self._turn_call = None
+        self._resume("turn")
+
+    # Held input for BackPressure: the handshake bytes and the parser's buffer.
+    def _release_held(self) -> None:
+        self._run()
+
+    def _drop_held(self) -> None:
+        self._text = bytearray()
+        self.parser = wire.Parser()
+
+    def _end_cut_off(self, why: str) -> None:
+        # Not a close() from inside a delivery to several seats: the seat is vacated (with this
+        # reason) when the aborted connection is lost, after the delivery in progress.
+        self._drop_held()
+        self._cut_off = why
+        self.closing = True
+        self.setTimeout(None)
+        self.transport.abortConnection()
 
     # --- the text handshake (port 5689) ------------------------------------------------------
 
-    def _say(self, line: str) -> None:
-        self.transport.write(line.encode("ascii", "replace") + b"\r\n")
+    def _say(self, *lines: str) -> None:
+        """Write handshake text lines, in one write; counted like binary messages."""
+        data = b"".join(line.encode("ascii", "replace") + b"\r\n" for line in lines)
+        self.transport.write(data)
+        self._check_written(len(data))
 
-    def _handshake_data(self, data: bytes) -> bytes:
-        """Handle the handshake lines in ``data``; returns the bytes after ``PLAY`` (binary)."""
-        self.resetTimeout()
-        buffer = self._text + data
-        while self.handshake and not self.closing:
-            end = buffer.find(b"\n")
-            if end < 0:
-                if len(buffer) > self.HANDSHAKE_LINE:
-                    self._say("ERROR line too long")
-                    self.close("handshake line too long")
-                    return b""
-                self._text = buffer
-                return b""
-            line, buffer = buffer[:end], buffer[end + 1 :]
-            self._handshake_line(line.rstrip(b"\r").decode("ascii", "replace").strip())
-        self._text = b""
-        return buffer
+    def _take_line(self) -> str | None:
+        """The next complete handshake line, or None (also when it is too long: then it closes)."""
+        text = self._text
+        end = text.find(b"\n", 0, self.HANDSHAKE_LINE + 2)  # + 2: the line end, \r\n
+        if end < 0:
+            if len(text) > self.HANDSHAKE_LINE + 1:
+                self._say("ERROR line too long")
+                self.close("handshake line too long")
+            return None
+        line = bytes(text[:end])
+        del text[: end + 1]
+        return line.rstrip(b"\r").decode("ascii", "replace").strip()
 
     def _handshake_line(self, text: str) -> None:
         words = text.split()
@@ -140,9 +209,7 @@ class CombatProtocol(Protocol, TimeoutMixin):
             if not ais:
                 return self._say("ERROR no computer opponent is registered on this server")
             if not args:
-                for name in sorted(ais):
-                    self._say(f"AI {name}")
-                return self._say("END")
+                return self._say(*(f"AI {name}" for name in sorted(ais)), "END")
             if args[0] not in ais:
                 return self._say(f"ERROR no computer opponent {args[0]}; COMPUTER lists them")
             if self.table_name is not None:
@@ -151,15 +218,14 @@ class CombatProtocol(Protocol, TimeoutMixin):
             self.handshake = False
             self.service.seat_against(self, args[0])
         elif command == "HELP":
-            for line in (
+            self._say(
                 "NAME <name>            your name at the table (1-32 letters, digits, _ . -)",
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
                 "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
                 "COMPUTER [<ai>]        list the computer opponents, or host a table against one",
                 "                       (it plays the Default map and army with SUPER_SCOUT alone)",
                 "QUIT                   leave",
-            ):
-                self._say(line)
+            )
         elif command == "QUIT":
             self._say("BYE")
             self.close("quit during the handshake")
@@ -181,22 +247,37 @@ class CombatProtocol(Protocol, TimeoutMixin):
 
     def send(self, message) -> None:
         """Write one server message (never after the close began). Game events count as activity:
-        a player waiting silently for the others is not idle."""
+        a player waiting silently for the others is not idle. A client that leaves too much of
+        them unread is cut off (``gamed.backpressure``)."""
         if not self.closing and self.transport is not None:
             self.resetTimeout()
-            self.transport.write(wire.encode(message))
+            data = wire.encode(message)
+            self.transport.write(data)
+            self._check_written(len(data))
 
     def close(self, reason: str) -> None:
-        """Close with a logged reason; the table handles the seat as left (``drop``)."""
+        """Close with a logged reason; the table handles the seat as left (``drop``). A client
+        that does not read what is still buffered for it is cut off after the close grace."""
         if self.closing:
             return
         self.closing = True
         self._log.info("{peer} ({name}) closed: {reason}", peer=self.peer, name=self.name, reason=reason)
         self.setTimeout(None)
+        self._drop_held()
         seating, self.seating = self.seating, None
         if seating is not None:
             self.service.vacate(seating, reason)
+        # TLS sends its close alert only once no producer is registered.
+        self.transport.unregisterProducer()
         self.transport.loseConnection()
+        grace = self.service.limits.close_grace
+        if grace:
+            self._close_call = self.clock.callLater(grace, self._abort)
+
+    def _abort(self) -> None:
+        self._close_call = None
+        self._log.info("{peer} ({name}) did not read its last messages; connection aborted", peer=self.peer, name=self.name)
+        self.transport.abortConnection()
 
     def refuse(self, reason: str) -> None:
         """End a handshake-port connection whose game cannot start with one text line
@@ -212,9 +293,14 @@ class CombatProtocol(Protocol, TimeoutMixin):
     def connectionLost(self, reason: Failure = None) -> None:  # noqa: N802
         self.setTimeout(None)
         self.closing = True
+        for call in (self._turn_call, self._close_call):
+            if call is not None and call.active():
+                call.cancel()
+        self._turn_call = self._close_call = None
+        self._drop_held()
         seating, self.seating = self.seating, None
         if seating is not None:
-            self.service.vacate(seating, None)
+            self.service.vacate(seating, self._cut_off)
         self.service.disconnected(self)
 
 

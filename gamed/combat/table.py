@@ -52,6 +52,7 @@ from gamed.combat.wire import (
     State,
     read_setup,
 )
+from gamed.names import MAP_NAME_RULE, valid_map_name
 from gamed.stratego.rules import (
     EMPTY,
     CombatError,
@@ -72,6 +73,9 @@ LAUNCH_KINDS = frozenset({SeatKind.OPEN, SeatKind.RESERVED, SeatKind.BOT, SeatKi
 
 JOIN_KINDS = frozenset({SeatKind.PLAYER, SeatKind.BOT})
 """What may join a seat (§14): people and bots speak the same client protocol."""
+
+# Ignored messages of one seat logged each; after them only the 16th, 32nd, 64th... is.
+_IGNORED_LOGGED = 8
 
 
 def clean_name(name: str) -> str:
@@ -124,6 +128,7 @@ class CombatTable:
         self._log = log or _ignore_log
         self._seats = launch
         self._connected = [False] * self.number
+        self._ignored = [0] * self.number  # messages ignored per seat, for a sparse log
         self.host: int | None = None
         self.state = State.WAIT
         self.options: CombatOptions | None = None
@@ -296,8 +301,14 @@ class CombatTable:
         return handler(seat, message)
 
     def _ignore(self, seat: int, message: object, reason: str) -> Outgoing:
-        opcode = _OPCODES[type(message)]
-        self._log(f"seat {seat}: ignored opcode {int(opcode)} ({opcode.name}) in state {self.state.name}: {reason}")
+        # A seat that repeats a message it may not send must not flood the log: the first few
+        # are logged, then the 16th, 32nd, 64th... with the count.
+        self._ignored[seat] += 1
+        n = self._ignored[seat]
+        if n <= _IGNORED_LOGGED or n & (n - 1) == 0:
+            opcode = _OPCODES[type(message)]
+            count = f" ({n} ignored from this seat so far)" if n > _IGNORED_LOGGED else ""
+            self._log(f"seat {seat}: ignored opcode {int(opcode)} ({opcode.name}) in state {self.state.name}: {reason}{count}")
         return []
 
     def _req_sync(self, seat: int, message: ReqSync) -> Outgoing:
@@ -324,6 +335,9 @@ class CombatTable:
             return self._invalid_options(seat, str(e))
         if unrecognised:
             self._log(f"seat {seat}: {unrecognised} unrecognised options packet(s) skipped")
+        if options.name and not valid_map_name(options.name):
+            # The name is shown to people (web site, records): text like a player name only.
+            return self._invalid_options(seat, f"map name {options.name[:40]!r} is not {MAP_NAME_RULE}")
         code = combat_options_check(options.layout(self.number), options.army, self.number)
         if code:
             return self._invalid_options(seat, f"options check failed: {CombatError(code).name} ({code})")

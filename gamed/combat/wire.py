@@ -846,7 +846,8 @@ class _Reader:
 
 class _StreamParser:
     """Shared machinery: buffer bytes, cut complete messages off the front, fail for good on
-    fatal input. The buffer never holds more than one incomplete message (``max_message``)."""
+    fatal input. Unless a ``limit`` leaves complete messages in it, the buffer never holds more
+    than one incomplete message (``max_message``)."""
 
     max_message: int
 
@@ -857,7 +858,8 @@ class _StreamParser:
 
     @property
     def buffered(self) -> int:
-        """Bytes held back: the start of a message not yet complete."""
+        """Bytes held back: the start of a message not yet complete, and the messages a ``limit``
+        left unparsed."""
         return len(self._buffer)
 
     @property
@@ -865,10 +867,11 @@ class _StreamParser:
         """The fatal error met so far, if any."""
         return self._failure
 
-    def feed(self, data: bytes) -> list:
+    def feed(self, data: bytes, limit: int | None = None) -> list:
         """Add bytes from the stream, in any chunking; return the messages they complete, in
-        order. Raises ``ProtocolError`` for fatal input (the messages before it are in its
-        ``messages``); after that every call raises the same error again."""
+        order: all of them, or at most ``limit`` (the rest stay buffered, unparsed, for the next
+        call, which may add no bytes). Raises ``ProtocolError`` for fatal input (the messages
+        before it are in its ``messages``); after that every call raises the same error again."""
         if self._failure is not None:
             raise self._failure._again()
         buf = self._buffer
@@ -879,6 +882,9 @@ class _StreamParser:
         pos = 0
         try:
             while pos < len(buf):
+                if limit is not None and len(messages) >= limit:
+                    self._need = 0
+                    break
                 opcode_end = pos + 4
                 if opcode_end > len(buf):
                     self._need = 4
@@ -899,7 +905,7 @@ class _StreamParser:
             self._buffer = bytearray()
             error.messages = messages
             raise
-        del buf[:pos]
+        del buf[:pos]  # cheap however often: CPython drops a bytearray's head without copying
         return messages
 
     def _parse(self, opcode: int, reader: _Reader) -> object:
@@ -913,7 +919,7 @@ class Parser(_StreamParser):
     its 4 bytes are in, and a string size outside 0..32768 raises ``BadStringSize`` as soon as the
     size is in (§13, §15.3). Field values are never judged here: a malformed options or setup
     string still parses (as ``HostOptions``/``MsgSetup``) and the table rejects it. At most
-    ``max_message`` bytes are ever buffered.
+    ``max_message`` bytes are ever buffered, besides the messages a ``limit`` left unparsed.
     """
 
     max_message = 4 + 4 + MAX_STRING

@@ -188,6 +188,7 @@ def test_the_document_has_its_sessions():
     titles = [s.title for s in SESSIONS]
     assert "Two players start a game on the Default map" in titles
     assert "A move out of turn and an illegal move" in titles
+    assert "A map name that is not plain text is refused" in titles
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.title)

@@ -289,3 +289,24 @@ def test_running_out_of_move_time_is_a_rated_loss_recorded_as_timeout():
     assert (record.scores, record.reason, record.rated) == ((1.0, 0.0), "timeout", True)
     assert record.extra["detail"] == "seat 1 (bob) ran out of its move time of 60 s"
     assert hub.ended["combat-1"].result == {"scores": [1.0, 0.0], "reason": "timeout"}
+
+
+def test_a_map_name_with_markup_never_reaches_the_games_list_or_the_records():
+    import json
+
+    import attrs
+
+    clock, hub, store, service = make()
+    alice, bob = Player(service), Player(service)
+    alice.read()
+    bob.read()
+    alice.send(wire.HostOptions.of(attrs.evolve(DEFAULT, name="<img src=x onerror=alert(1)>")))
+    assert alice.read() == [wire.ReqOptions()], "refused: the host is asked for options again"
+    assert bob.read() == [] and not hub.tables
+    start(service, alice, bob, attrs.evolve(DEFAULT, name="Plain name"))
+    (table,) = hub.tables.values()
+    assert table.options["map"] == "Plain name"
+    alice.client.drop()
+    bob.client.drop()
+    shown = json.dumps([hub.games(), [attrs.asdict(r) for r in store.records]], default=str)
+    assert "onerror" not in shown and "Plain name" in shown

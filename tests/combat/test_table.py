@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -904,3 +905,27 @@ def test_sync_and_attack_never_reveal_hidden_types(seed, mask, map_name):
         if rng.random() < 0.2:  # a wrong-turn request reveals nothing either
             out = table.receive(1 - table.turn, ReqMove(0, 1))
             assert all(isinstance(m, (MsgMoveError, MsgGameover, MsgSync)) for _, m in out)
+
+
+def test_a_seat_repeating_an_ignored_message_does_not_flood_the_log():
+    table, lines = make_table()
+    table.join(0, "alice")
+    for _ in range(1000):
+        assert table.receive(0, ReqOptions()) == []
+    assert len(lines) == 8 + 6, "the first 8, then the 16th, 32nd ... 512th"
+    assert lines[-1].endswith("no options yet (512 ignored from this seat so far)")
+
+
+def test_a_map_name_that_is_not_plain_text_is_refused_like_other_invalid_options():
+    table, lines = make_table()
+    table.join(0, "alice")
+    script = attrs.evolve(DEFAULT, name="<img src=x onerror=alert(1)>")
+    assert table.receive(0, HostOptions.of(script)) == [(0, ReqOptions())], "asked again, as for any invalid options"
+    assert table.options is None
+    assert lines[-1] == (
+        "seat 0: invalid options: map name '<img src=x onerror=alert(1)>' is not "
+        "1-32 letters, digits, _ . - + and single spaces between words"
+    )
+    for name in ("My map 2", "Checkers+Options", ""):  # like the shipped maps', or none
+        out = table.receive(0, HostOptions.of(attrs.evolve(DEFAULT, name=name)))
+        assert out == [(0, MsgOptions(attrs.evolve(DEFAULT, name=name)))]

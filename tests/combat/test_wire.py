@@ -1168,3 +1168,37 @@ def test_read_options_never_crashes(data):
         return
     assert unrecognised >= 0
     assert read_options(write_options(options)) == (options, 0)
+
+
+def run_limited(chunks: list[bytes], limit: int):
+    """Like ``run(Parser, chunks)``, but taking at most ``limit`` messages per call, as the server
+    does to pause between messages: after each chunk, calls without new bytes until none is left."""
+    parser = Parser()
+    messages = []
+    for chunk in chunks:
+        try:
+            got = parser.feed(chunk, limit)
+            while got:
+                assert len(got) <= limit
+                messages += got
+                got = parser.feed(b"", limit)
+        except ProtocolError as error:
+            messages += error.messages
+            return messages, (type(error), error.reason, error.opcode), parser.buffered
+    return messages, None, parser.buffered
+
+
+@given(st.lists(_client_pieces, max_size=10).map(b"".join), st.integers(1, 3), st.data())
+def test_a_limit_per_call_parses_like_the_whole(stream, limit, data):
+    assert run_limited(chunked(data, stream), limit) == run(Parser, [stream])
+
+
+def test_a_limit_leaves_the_other_messages_buffered_unparsed():
+    parser = Parser()
+    stream = encode_client(ReqSync()) * 3 + encode_int(99)  # the bad opcode is not reached yet
+    assert parser.feed(stream, limit=2) == [ReqSync(), ReqSync()]
+    assert parser.buffered == 8
+    assert parser.feed(b"", limit=0) == [] and parser.buffered == 8
+    assert parser.feed(b"", limit=1) == [ReqSync()]
+    with pytest.raises(UnknownOpcode):
+        parser.feed(b"", limit=1)

@@ -3,8 +3,10 @@ clients are seated, the host's options reach both, setups start the game, moves 
 
 from __future__ import annotations
 
+import socket
+
 import pytest_twisted
-from twisted.internet import defer, endpoints, protocol, reactor
+from twisted.internet import defer, endpoints, protocol, reactor, task
 
 from gamed.combat import wire
 from tests.combat.test_protocol import DEFAULT, placement
@@ -110,3 +112,83 @@ async def test_a_player_leaving_during_setup_is_replaced_and_a_dropped_player_re
     dave.send(wire.ReqMove(61, 51))
     assert await alice.expect(wire.MsgMove) == wire.MsgMove(61, 51)
     assert "Traceback" not in daemon.text
+
+
+class NotReadingClient(protocol.Protocol):
+    """A client that sends and never reads (a small receive buffer, reading stopped), until
+    ``read_again``; ``lost`` fires when the connection is gone."""
+
+    def __init__(self, payload: bytes):
+        self.payload = payload
+        self.lost = defer.Deferred()
+
+    def connectionMade(self):  # noqa: N802
+        self.transport.getHandle().setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.transport.pauseProducing()
+        self.transport.write(self.payload)
+
+    def read_again(self):
+        self.transport.resumeProducing()
+
+    def dataReceived(self, data):  # noqa: N802
+        pass
+
+    def connectionLost(self, reason):  # noqa: N802
+        self.lost.callback(None)
+
+
+async def logged(daemon, text: str, times: int = 1, seconds: float = 30) -> None:
+    """Wait (bounded) until the daemon's output contains ``text`` ``times`` times."""
+    for _ in range(int(seconds / 0.05)):
+        if daemon.text.count(text) >= times:
+            return
+        await task.deferLater(reactor, 0.05, lambda: None)
+    raise AssertionError(f"the daemon did not log {text!r} within {seconds} s:\n{daemon.text[-3000:]}")
+
+
+@pytest_twisted.ensureDeferred
+async def test_clients_that_flood_without_reading_are_cut_off_and_the_others_still_play(start_daemon):
+    daemon = await start_daemon("--combat-text", LOOPBACK, kalaha="none", combat=LOOPBACK)
+    flood = wire.encode_client(wire.HostOptions.of(DEFAULT)) + wire.encode_client(wire.ReqSync()) * 500_000
+    floods = [NotReadingClient(flood), NotReadingClient(b"HELP\r\n" * 400_000)]
+    for client, option in zip(floods, ("combat", "combat-text")):
+        endpoint = endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", daemon.ports[option], timeout=10)
+        await endpoints.connectProtocol(endpoint, client)
+    await logged(daemon, "cut off: it sent", times=2)
+    alice = await connect(daemon.ports["combat"])  # the flooder's table is gone: a new one
+    assert await alice.expect(wire.MsgSeat) == wire.MsgSeat(0, 2)
+    bob = await connect(daemon.ports["combat"])
+    assert await bob.expect(wire.MsgSeat) == wire.MsgSeat(1, 2)
+    for client in floods:
+        client.read_again()  # it then finds its connection reset
+        await with_timeout(client.lost, 30, "the flooding connection to be dropped")
+    assert daemon.text.count("cut off: it sent") == 2, "each flooder is cut off once, with the reason logged"
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_map_name_with_markup_is_refused_and_never_shown_by_the_web_site(start_daemon):
+    import json
+
+    import attrs
+
+    from tests.integration.test_web_daemon import poll_json
+
+    daemon = await start_daemon(kalaha="none", combat=LOOPBACK, web=LOOPBACK)
+    alice = await connect(daemon.ports["combat"])
+    await alice.expect(wire.ReqOptions)
+    bob = await connect(daemon.ports["combat"])
+    await bob.expect(wire.MsgSeat)
+    alice.send(wire.HostOptions.of(attrs.evolve(DEFAULT, name="<img src=x onerror=alert(1)>")))
+    await alice.expect(wire.ReqOptions)  # refused: asked again
+    alice.send(wire.HostOptions.of(DEFAULT))
+    for client, seat in ((alice, 0), (bob, 1)):
+        assert (await client.expect(wire.MsgOptions)).options == DEFAULT, "only the plain name was taken"
+        await client.expect(wire.ReqSetup)
+        client.send(wire.MsgSetup(wire.write_setup(DEFAULT, seat, placement(seat))))
+    await alice.expect(wire.MsgStart)
+    url = f"http://127.0.0.1:{daemon.ports['web']}/api/games"
+    (game,) = await poll_json(url, lambda body: body["games"] or None, "the Combat game in /api/games")
+    detail = json.dumps(await poll_json(f"{url}/{game['id']}", lambda body: body, "the game's detail"))
+    assert "onerror" not in detail and '"map": "Default"' in detail
+    assert "invalid options: map name '<img src=x onerror=alert(1)>'" in daemon.text
