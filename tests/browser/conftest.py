@@ -97,10 +97,13 @@ def screenshot(driver, name: str) -> pathlib.Path:
 
 
 def wait_for(driver, condition, what: str, timeout: float = WAIT):
-    """WebDriverWait with a message that says what did not happen."""
+    """WebDriverWait with a message that says what did not happen; an element the page replaced
+    while the condition read it is read again at the next poll."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition, f"timed out waiting for {what}")
+    wait = WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,))
+    return wait.until(condition, f"timed out waiting for {what}")
 
 
 class Site:

@@ -37,12 +37,16 @@ def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
     assert played.find_element(By.CSS_SELECTOR, "td.seat").text == f"seat {kate} ({'AB'[kate]})"
     assert played.find_element(By.CSS_SELECTOR, "td.opponents").text == "liam"
     assert played.find_element(By.CSS_SELECTOR, "td.result").text == match["outcome"]
-    assert page.find_element(By.CSS_SELECTOR, "#player-games tr.empty").text == "kate is not playing right now."
+    # the live games come from a request of their own: wait for it, not for the "Loading…" row
+    live = "kate is not playing right now."
+    wait_for(page, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#player-games tr.empty") if r.text == live], live)
     screenshot(page, "player-page")
 
 
 def test_a_name_that_never_played_is_said_so_without_an_error(site, page):
     page.get(site.url + "/player.html?name=nobody-here")
-    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#player-matches tr.empty"), "the empty page")
-    assert page.find_element(By.CSS_SELECTOR, "#player-matches tr.empty").text == "nobody-here has no finished matches yet."
+    # the table shows a "Loading…" row of the same class until the answer is in: wait for the answer
+    empty = "nobody-here has no finished matches yet."
+    wait_for(page, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#player-matches tr.empty") if r.text == empty], empty)
+    assert [r.text for r in page.find_elements(By.CSS_SELECTOR, "#player-matches tbody tr")] == [empty]
     assert not page.find_element(By.ID, "error").is_displayed()
