@@ -3,7 +3,9 @@
 ``TextLineProtocol`` frames ASCII lines (``\\n``, ``\\r\\n`` or ``\\r`` in, ``\\r\\n`` out) and applies the
 per-connection budget: a maximum line length (answered once the over-long line ends, the
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
-(a flooding client is slowed down, not cut off, by no longer reading from it), output
+(a flooding client is slowed down, not cut off, by no longer reading from it; blank lines are
+free), a share of the reactor (at most ``lines_per_turn`` lines of one connection are handled per
+reactor turn, the rest wait for the next turn, so a flood cannot starve other connections), output
 back-pressure (while a client does not read its replies its further lines wait unanswered; one
 that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
 its last lines is cut off after a grace period).
@@ -14,6 +16,7 @@ count, with a reason line for the client and a log entry.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -35,6 +38,13 @@ _PRINTABLE = frozenset(range(0x20, 0x7F))
 # Bytes a paused connection may hold unprocessed (a little more than one 64 KiB read) before it
 # counts as a client that floods us without reading our replies, and is cut off.
 _MAX_STASH = 1 << 17
+
+# Held in place of a line that was longer than the limit (its bytes are not kept): it is answered
+# as one over-long line, in its turn. A received line never contains a newline.
+_TOO_LONG = b"\n"
+
+# Why a connection does not read: the line rate, or its share of this reactor turn is used up.
+_READING_PAUSES = frozenset(("rate", "turn"))
 
 
 def strip_telnet(raw: bytes) -> bytes:
@@ -105,6 +115,11 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
 
     delimiter = b"\r\n"
     _log = Logger()
+    # Lines of one connection handled in one reactor turn; the others wait for the next turn (a
+    # well-behaved client sends one line, or a few, at a time).
+    lines_per_turn = 16
+    # Blank lines skipped in one reactor turn (they cost little, but not nothing).
+    _blanks_per_turn = 4096
 
     def __init__(self, limits: Limits, clock: IReactorTime, batch: WriteBatch | None = None):
         self.limits = limits
@@ -112,7 +127,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self.batch = batch if batch is not None else WriteBatch()
         self._pending: list[str] = []
         self.MAX_LENGTH = limits.max_line
-        self._buffer = b""
+        self._buffer = b""  # the start of a line that has not ended yet
+        self._held: deque[bytes] = deque()  # complete lines not handled yet, oldest first
+        self._held_bytes = 0
         self._after_cr = False
         self._discarding = False
         self._paused: set[str] = set()
@@ -121,6 +138,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._tokens = float(limits.line_burst)
         self._refilled = clock.seconds()
         self._rate_call = None
+        self._turn_call = None
         self._close_call = None
         self.closing = False
         self.handling = False  # True while one of this client's lines is being handled
@@ -176,11 +194,11 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
     def connectionLost(self, reason: Failure = None) -> None:  # noqa: N802
         self.connected = 0
         self.setTimeout(None)
-        for call in (self._rate_call, self._close_call):
+        for call in (self._rate_call, self._turn_call, self._close_call):
             if call is not None and call.active():
                 call.cancel()
-        self._rate_call = self._close_call = None
-        self._buffer = b""
+        self._rate_call = self._turn_call = self._close_call = None
+        self._drop_input()
         self.on_disconnect(reason)
 
     def timeoutConnection(self) -> None:  # noqa: N802
@@ -189,16 +207,14 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
         # LineOnlyReceiver's own dataReceived drops every line that follows an over-long one in
         # the same chunk and cannot pause between lines, so the framing is done here.
+        if self.closing:
+            return
         if b"\r" in data or self._after_cr:
             data = self._normalize(data)
-        if self._buffer:
-            data = self._buffer + data
-            self._buffer = b""
-        if self._paused or self.closing:
-            if not self.closing:
-                self._stash(data)
-            return
         self._process(data)
+        if not self._paused:
+            self._drain()
+        self._check_held()
 
     # Producer interface: the transport pauses us when the client does not read what we write.
     def pauseProducing(self) -> None:  # noqa: N802
@@ -208,7 +224,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._resume("output")
 
     def stopProducing(self) -> None:  # noqa: N802
-        self._buffer = b""
+        self._drop_input()
 
     # --- helpers for subclasses -------------------------------------------------------------
 
@@ -246,7 +262,7 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self.closing = True
         (self._log.debug if routine else self._log.info)("{peer} closed: {reason}", peer=self.peer, reason=reason)
         self.setTimeout(None)
-        self._buffer = b""
+        self._drop_input()
         # TLS sends its close alert only once no producer is registered: without this, every TLS
         # client would wait out the close grace and then be cut off.
         self.transport.unregisterProducer()
@@ -275,43 +291,79 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         return data.replace(b"\r\n", b"\n").replace(b"\r\0", b"\n").replace(b"\r", b"\n")
 
     def _process(self, data: bytes) -> None:
-        lines = data.split(b"\n")
-        tail = lines.pop()
-        for i, line in enumerate(lines):
-            if self.closing:
-                return
-            if self._paused:
-                self._stash(b"\n".join(lines[i:]) + b"\n" + tail)
-                return
+        """Frame newly received (normalized) bytes: the lines they end join the held ones, in
+        order, and the rest stays as the start of the next line. Each byte is framed once, so
+        holding lines back costs the same per line however many are held. Empty lines are
+        dropped here: they mean nothing and do not count against the line rate."""
+        if self._buffer:
+            data = self._buffer + data  # at most max_line + 1 bytes: see the tail's check below
+            self._buffer = b""
+        if b"\n" not in data:
+            tail = data
+        else:
+            lines = data.split(b"\n")
+            tail = lines.pop()
             if self._discarding:
                 self._discarding = False
-                self._dispatch(self.on_line_too_long)
-                continue
-            if len(line) > self.MAX_LENGTH and len(line) - line.endswith(b"\r") > self.MAX_LENGTH:
-                self._dispatch(self.on_line_too_long)
-                continue
-            if self.limits.line_rate and not self._take_token():
-                self._stash(b"\n".join(lines[i:]) + b"\n" + tail)
-                return
-            self._line(line)
-        if self.closing:
-            return
+                lines[0] = _TOO_LONG  # the end of a line whose start was too long
+            self._held.extend(filter(None, lines))
+            self._held_bytes += len(data) - len(tail)
         if len(tail) > self.MAX_LENGTH + 1:  # + 1: the \r of a \r\n that has not ended yet
             self._discarding = True
             tail = b""
         self._buffer = tail
 
-    def _line(self, raw: bytes) -> None:
-        text = decode_line(raw)
-        if text is None:
+    def _drain(self) -> None:
+        """Handle held lines, oldest first, until none is left or a pause stops us: the line
+        rate, the client not reading our replies, or this turn's share of the reactor used up
+        (then the rest waits for the next reactor turn)."""
+        held = self._held
+        handled = blanks = 0
+        while held and not self._paused and not self.closing:
+            if handled >= self.lines_per_turn or blanks >= self._blanks_per_turn:
+                self._pause("turn")
+                self._turn_call = self.clock.callLater(0, self._next_turn)
+                return
+            raw = held.popleft()
+            self._held_bytes -= len(raw) + 1
+            if raw is _TOO_LONG or len(raw) > self.MAX_LENGTH:
+                handled += 1
+                self._dispatch(self.on_line_too_long)
+                continue
+            text = decode_line(raw)
+            if text is not None:
+                text = text.strip()
+                if not text:
+                    blanks += 1
+                    continue
+            if self.limits.line_rate and not self._take_token():
+                held.appendleft(raw)
+                self._held_bytes += len(raw) + 1
+                return
+            handled += 1
             self.resetTimeout()
-            self._dispatch(self.on_garbage)
-            return
-        text = text.strip()
-        if not text:
-            return
-        self.resetTimeout()
-        self._dispatch(self.on_line, text)
+            if text is None:
+                self._dispatch(self.on_garbage)
+            else:
+                self._dispatch(self.on_line, text)
+
+    def _next_turn(self) -> None:
+        self._turn_call = None
+        self._resume("turn")
+
+    def _check_held(self) -> None:
+        """Cut off a client that has sent a lot more while its lines could not be handled."""
+        held = self._held_bytes + len(self._buffer)
+        if held > _MAX_STASH and self._held and not self.closing:
+            self._log.warn("{peer} cut off: it sent {n} bytes more while not reading its replies", peer=self.peer, n=held)
+            self._drop_input()
+            self.closing = True
+            self.transport.abortConnection()
+
+    def _drop_input(self) -> None:
+        self._buffer = b""
+        self._held.clear()
+        self._held_bytes = 0
 
     def _dispatch(self, hook: Callable, *args) -> None:
         self.handling = True
@@ -327,17 +379,6 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
                 self.transport.abortConnection()
         finally:
             self.handling = False
-
-    def _stash(self, data: bytes) -> None:
-        if len(data) > _MAX_STASH:
-            self._log.warn(
-                "{peer} cut off: it sent {n} bytes more while not reading its replies", peer=self.peer, n=len(data)
-            )
-            self._buffer = b""
-            self.closing = True
-            self.transport.abortConnection()
-            return
-        self._buffer = data
 
     def _take_token(self) -> bool:
         if self._tokens >= 1:
@@ -364,10 +405,11 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
         self._resume("rate")
 
     def _pause(self, why: str) -> None:
-        """Stop handling lines. Only the rate limit also stops reading from the socket: a pause
-        for output can come from TLS during its handshake, which needs reading to go on."""
+        """Stop handling lines. The line rate and the turn's share also stop reading from the
+        socket (the client is slowed down by TCP); a pause for output does not, because it can
+        come from TLS during its handshake, which needs reading to go on."""
         self._paused.add(why)
-        if why == "rate" and not self._reading_paused and not self.closing:
+        if why in _READING_PAUSES and not self._reading_paused and not self.closing:
             self._reading_paused = True
             self.transport.pauseProducing()
 
@@ -376,10 +418,10 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             return
         self._paused.discard(why)
         if not self._paused and not self.closing:
-            data, self._buffer = self._buffer, b""
-            if data:
-                self._process(data)
-        if self._reading_paused and "rate" not in self._paused and not self.closing:
+            self._drain()
+        # Reading goes on only once every held line is handled: while lines wait for the rate,
+        # reading stays paused instead of being switched on and off for every line.
+        if self._reading_paused and not self._paused & _READING_PAUSES and not self.closing:
             self._reading_paused = False
             self.transport.resumeProducing()
 
