@@ -11,7 +11,8 @@ that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client
 its last lines is cut off after a grace period).
 
 ``ConnectionLimits`` wraps a factory and refuses connections beyond a total and a per-address
-count, with a reason line for the client and a log entry.
+count, and beyond the daemon-wide ``ConnectionBudget`` that every port shares, with a reason line
+for the client and a log entry.
 """
 
 from __future__ import annotations
@@ -513,15 +514,32 @@ class _Refusal(Protocol):
         self.transport.loseConnection()
 
 
+class ConnectionBudget:
+    """The connections of every port together against one daemon-wide maximum, so that the open
+    files a process may have are never used up by connections: when the budget is full each port
+    still accepts and answers its own refusal, instead of failing to accept (EMFILE), and engines,
+    programs and records still find the descriptors reserved for them. 0 = unlimited."""
+
+    def __init__(self, max_total: int):
+        self.max_total = max_total
+        self.open = 0
+
+    @property
+    def full(self) -> bool:
+        return bool(self.max_total) and self.open >= self.max_total
+
+
 class ConnectionLimits(WrappingFactory):
     """Wraps a server factory; refuses connections beyond ``max_total`` in all and ``max_per_peer``
-    from one address (0 = unlimited), answering ``refusal(why)`` bytes and logging the reason."""
+    from one address (0 = unlimited), and once the daemon's ``budget`` (shared by every port, set
+    by gamed.tap) is full, answering ``refusal(why)`` bytes and logging the reason."""
 
     _log = Logger()
     noisy = False
     # What the port serves ("kalaha", "web site"; set by gamed.tap): the name its start-up line
     # ("kalaha starting on 4600") and its log lines show, instead of Twisted's class names.
     served: str | None = None
+    budget: ConnectionBudget | None = None
 
     def __init__(
         self,
@@ -549,6 +567,8 @@ class ConnectionLimits(WrappingFactory):
         why = None
         if self.max_total and len(self.protocols) >= self.max_total:
             why = f"server full ({self.max_total} connections)"
+        elif self.budget is not None and self.budget.full:
+            why = f"server full ({self.budget.max_total} connections on all ports)"
         elif self.max_per_peer and self.per_peer.get(host, 0) >= self.max_per_peer:
             why = f"too many connections from {host} (limit {self.max_per_peer})"
         if why is not None:
@@ -567,12 +587,16 @@ class ConnectionLimits(WrappingFactory):
         protocol = super().buildProtocol(addr)
         self.per_peer[host] = self.per_peer.get(host, 0) + 1
         self._peer_of[protocol] = host
+        if self.budget is not None:
+            self.budget.open += 1
         return protocol
 
     def unregisterProtocol(self, p) -> None:  # noqa: N802
         super().unregisterProtocol(p)
         host = self._peer_of.pop(p, None)
         if host is not None:
+            if self.budget is not None:
+                self.budget.open -= 1
             left = self.per_peer[host] - 1
             if left:
                 self.per_peer[host] = left

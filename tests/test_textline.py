@@ -9,7 +9,7 @@ from twisted.internet.testing import StringTransport
 from twisted.logger import capturedLogs
 
 from gamed.config import Limits
-from gamed.textline import ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
+from gamed.textline import ConnectionBudget, ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
 from tests.tlscerts import certificate_pem
 
 
@@ -296,3 +296,31 @@ def test_a_client_that_sends_on_while_its_replies_wait_is_cut_off_with_lines_hel
                 break
     assert transport.disconnected and proto.events == []
     assert any("not reading its replies" in e["log_format"] for e in events)
+
+
+# --- the daemon-wide connection budget (issue 13, item 3) ----------------------------------------
+
+
+def test_every_port_shares_the_connection_budget_and_refuses_with_its_own_line():
+    budget = ConnectionBudget(2)
+    ports = []
+    for name in ("KALAHA", "FOUR"):
+        port = ConnectionLimits(Factory.forProtocol(lambda: Echo(Limits(), Clock())), 10, 0, lambda why, n=name: f"{n} {why}\r\n".encode())
+        port.budget = budget
+        ports.append(port)
+    kalaha, four = ports
+    first = kalaha.buildProtocol(IPv4Address("TCP", "192.0.2.1", 1))
+    first.makeConnection(StringTransport())
+    four.buildProtocol(IPv4Address("TCP", "192.0.2.2", 1)).makeConnection(StringTransport())
+    assert budget.open == 2 and budget.full
+    for port, name in ((kalaha, "KALAHA"), (four, "FOUR")):
+        t = StringTransport()
+        with capturedLogs() as events:
+            port.buildProtocol(IPv4Address("TCP", "192.0.2.3", 1)).makeConnection(t)
+        assert t.value() == f"{name} server full (2 connections on all ports)\r\n".encode() and t.disconnecting
+        assert [e["why"] for e in events] == ["server full (2 connections on all ports)"]
+    first.connectionLost(None)
+    assert budget.open == 1 and not budget.full
+    t = StringTransport()
+    four.buildProtocol(IPv4Address("TCP", "192.0.2.3", 2)).makeConnection(t)
+    assert not t.disconnecting and budget.open == 2, "a place freed on one port is taken on another"
