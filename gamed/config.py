@@ -69,6 +69,9 @@ class FightConfig:
     gui_lag: int = 0  # turns observers are kept behind the game
     gui_buffer: int = 262_144  # bytes an observer may leave unread before it is dropped
     gui_interval: float = 0.1  # seconds observer events are gathered before they are sent; 0 = at once
+    # Seconds an observer may send nothing while no event reaches it (following a running game
+    # it is never idle); 0 = never.
+    gui_idle_timeout: float = 600.0
 
 
 @attrs.frozen
