@@ -307,8 +307,9 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             if self._discarding:
                 self._discarding = False
                 lines[0] = _TOO_LONG  # the end of a line whose start was too long
-            self._held.extend(filter(None, lines))
-            self._held_bytes += len(data) - len(tail)
+            kept = list(filter(None, lines))
+            self._held.extend(kept)
+            self._held_bytes += sum(map(len, kept)) + len(kept)  # + their newlines
         if len(tail) > self.MAX_LENGTH + 1:  # + 1: the \r of a \r\n that has not ended yet
             self._discarding = True
             tail = b""

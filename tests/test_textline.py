@@ -10,6 +10,7 @@ from twisted.logger import capturedLogs
 
 from gamed.config import Limits
 from gamed.textline import ConnectionBudget, ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
+from tests.memclient import next_turns
 from tests.tlscerts import certificate_pem
 
 
@@ -324,3 +325,21 @@ def test_every_port_shares_the_connection_budget_and_refuses_with_its_own_line()
     t = StringTransport()
     four.buildProtocol(IPv4Address("TCP", "192.0.2.3", 2)).makeConnection(t)
     assert not t.disconnecting and budget.open == 2, "a place freed on one port is taken on another"
+
+
+def test_blank_and_over_long_lines_do_not_count_as_held_bytes_later():
+    # Bytes the framing dropped (blank lines, the rest of an over-long line) are not held: a
+    # client that sent many of them is not cut off later for lines it really has waiting.
+    clock = Clock()
+    proto, transport = connect(Limits(max_line=100, line_rate=0, idle_timeout=0), clock)
+    for _ in range(5):
+        proto.dataReceived(b"\n" * 50_000)
+    for _ in range(1500):
+        proto.dataReceived(b"x" * 150)
+        proto.dataReceived(b"x" * 99 + b"\n")
+    next_turns(clock)
+    assert proto.events == [("long",)] * 1500
+    proto.pauseProducing()  # now the client does not read its replies
+    proto.dataReceived(b"PING\n" * 10)
+    proto.resumeProducing()
+    assert not transport.disconnected and proto.events[1500:] == [("line", "PING")] * 10
