@@ -399,7 +399,10 @@ class TextLineProtocol(LineOnlyReceiver, TimeoutMixin):
             self._rate_logged = True  # once per connection: a flood must not flood the log too
             self._log.info("{peer} sends more than {rate:g} lines/s: slowed down", peer=self.peer, rate=rate)
         self._pause("rate")
-        self._rate_call = self.clock.callLater((1 - self._tokens) / rate, self._rate_refilled)
+        # Wake up once a turn's worth of lines may go (not for every token): a held flood then
+        # costs one timer, one read pause and one write per that many lines, not per line.
+        wake = min(self.lines_per_turn, self.limits.line_burst)
+        self._rate_call = self.clock.callLater((wake - self._tokens) / rate, self._rate_refilled)
         return False
 
     def _rate_refilled(self) -> None:

@@ -343,3 +343,18 @@ def test_blank_and_over_long_lines_do_not_count_as_held_bytes_later():
     proto.dataReceived(b"PING\n" * 10)
     proto.resumeProducing()
     assert not transport.disconnected and proto.events[1500:] == [("line", "PING")] * 10
+
+
+def test_a_held_flood_is_released_a_turn_of_lines_per_wake_up_not_one_line_per_timer():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=1000, line_burst=1000, idle_timeout=0), clock)
+    timers = []
+    call_later = clock.callLater
+    clock.callLater = lambda delay, f, *a: (timers.append(delay) if delay else None, call_later(delay, f, *a))[1]
+    proto.dataReceived(b"PING\n" * 5000)
+    for _ in range(5000):
+        if len(proto.events) == 5000:
+            break
+        clock.advance(0.001)
+    assert len(proto.events) == 5000 and clock.seconds() <= 4.1, "still 1000 lines a second"
+    assert len(timers) <= 4000 / proto.lines_per_turn + 1, "one wake-up per 16 lines held back"
