@@ -28,6 +28,9 @@ class Limits:
     idle_timeout: float = 600.0  # seconds without a line from the client or an event for it; 0 = none
     max_connections: int = 10_000  # per port; 0 = unlimited
     max_per_peer: int = 256  # per port and client address; 0 = unlimited
+    # Connections on all ports together; 0 = as many as the open-file limit leaves after the
+    # descriptors reserved for everything else (gamed.tap.reserved_descriptors).
+    max_total_connections: int = 0
     line_rate: float = 1000.0  # lines per second a client may send before it is slowed down; 0 = unlimited
     line_burst: int = 1000  # lines a client may send at once before the rate applies
     close_grace: float = 10.0  # seconds a closing connection may take to read its last lines
@@ -66,6 +69,9 @@ class FightConfig:
     gui_lag: int = 0  # turns observers are kept behind the game
     gui_buffer: int = 262_144  # bytes an observer may leave unread before it is dropped
     gui_interval: float = 0.1  # seconds observer events are gathered before they are sent; 0 = at once
+    # Seconds an observer may send nothing while no event reaches it (following a running game
+    # it is never idle); 0 = never.
+    gui_idle_timeout: float = 600.0
 
 
 @attrs.frozen

@@ -27,6 +27,7 @@ from gamed import __version__, config
 from gamed.config import Config, ConfigError
 from gamed.fight.rules import FightMap, MapError, resolve_map
 from gamed.ports import SERVED, ListeningPorts
+from gamed.textline import ConnectionBudget
 
 _log = Logger()
 
@@ -54,6 +55,7 @@ _SETTINGS = {
     "fight-gui-lag": ("fight", "gui_lag"),
     "fight-gui-buffer": ("fight", "gui_buffer"),
     "fight-gui-interval": ("fight", "gui_interval"),
+    "fight-gui-idle-timeout": ("fight", "gui_idle_timeout"),
     "combat-seats": ("combat", "seats"),
     "combat-move-time": ("combat", "move_time"),
     "combat-rejoin-grace": ("combat", "rejoin_grace"),
@@ -66,6 +68,7 @@ _SETTINGS = {
     "idle-timeout": ("limits", "idle_timeout"),
     "max-connections": ("limits", "max_connections"),
     "max-per-peer": ("limits", "max_per_peer"),
+    "max-total-connections": ("limits", "max_total_connections"),
     "line-rate": ("limits", "line_rate"),
     "line-burst": ("limits", "line_burst"),
     "close-grace": ("limits", "close_grace"),
@@ -120,6 +123,7 @@ class Options(usage.Options):
         ["fight-gui-lag", None, None, f"Turns observers are kept behind the game [default: {_default('fight', 'gui_lag')}]"],
         ["fight-gui-buffer", None, None, f"Bytes an observer may leave unread before it is dropped [default: {_default('fight', 'gui_buffer')}]"],
         ["fight-gui-interval", None, None, f"Seconds observer events are gathered before they are sent, 0 = at once [default: {_default('fight', 'gui_interval'):g}]"],
+        ["fight-gui-idle-timeout", None, None, f"Seconds an observer may send nothing while no event reaches it (one following a game is not idle), 0 = never [default: {_default('fight', 'gui_idle_timeout'):g}]"],
         ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
         ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
         ["combat-records", None, None, "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"],
@@ -132,6 +136,7 @@ class Options(usage.Options):
         ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
         ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
         ["max-per-peer", None, None, f"Connections per port from one address, 0 = unlimited [default: {_default('limits', 'max_per_peer')}]"],
+        ["max-total-connections", None, None, "Connections on all ports together; 0 = as many as the open-file limit leaves after the descriptors reserved for logs, records, engines, programs and ports [default: 0]"],
         ["line-rate", None, None, f"Lines per second a client may send before it is slowed down, 0 = unlimited [default: {_default('limits', 'line_rate'):g}]"],
         ["line-burst", None, None, f"Lines a client may send in a burst before --line-rate applies [default: {_default('limits', 'line_burst')}]"],
         ["close-grace", None, None, f"Seconds a closing client may take to read its last lines (or Combat messages) [default: {_default('limits', 'close_grace'):g}]"],
@@ -248,6 +253,71 @@ def raise_file_limit() -> None:
             _log.warn("could not raise the open file limit from {soft}: {e}", soft=soft, e=e)
 
 
+# Descriptors kept from connections (see reserved_descriptors and docs/deployment.md): the daemon's
+# own (stdio, log files, the reactor's epoll and waker, the thread pool, the records database,
+# web files being sent) and refused connections that are being answered and closed.
+RESERVED_BASE = 32
+RESERVED_REFUSALS = 64
+# Per process the daemon runs (a Connect Four engine host, a Stratego AI program): its three pipes,
+# twice while it is being started.
+RESERVED_PER_PROCESS = 6
+# Engine hosts that may run besides the engine games: those asked for their description.
+DESCRIBING_HOSTS = 4
+# AI programs the Combat tables may run at once when AI programs are registered.
+COMBAT_PROGRAMS = 8
+
+
+def reserved_descriptors(cfg: Config) -> dict[str, int]:
+    """The open files kept from connections, by what they are for (their sum is the reserve)."""
+    listening = sum(len(_LISTEN_OF[option](cfg)) for option in _LISTEN)
+    reserve = {"daemon": RESERVED_BASE, "refusals": RESERVED_REFUSALS, "listening ports": listening}
+    if cfg.connect4.listen and cfg.connect4.engines_dir:
+        hosts = (cfg.connect4.engine_games or 64) + DESCRIBING_HOSTS
+        reserve["engine hosts"] = RESERVED_PER_PROCESS * hosts
+    if cfg.stratego.ai:
+        programs = 2 * cfg.stratego.concurrency + (COMBAT_PROGRAMS if cfg.combat.listen or cfg.combat.text_listen else 0)
+        reserve["AI programs"] = RESERVED_PER_PROCESS * programs
+    return reserve
+
+
+def connection_budget(cfg: Config, open_files: int) -> ConnectionBudget:
+    """The daemon-wide connection budget: ``limits.max_total_connections``, or when that is 0 all
+    the open files (``open_files``, the soft RLIMIT_NOFILE) the reserve leaves. Stops start-up
+    (SystemExit with one line) when the setting, or the reserve alone, does not fit."""
+    reserve = reserved_descriptors(cfg)
+    reserved = sum(reserve.values())
+    available = open_files - reserved
+    what = ", ".join(f"{n} {name}" for name, n in reserve.items())
+    wanted = cfg.limits.max_total_connections
+    if available < 1 or wanted > available:
+        need = f"limits.max_total_connections is {wanted}, but" if wanted else "but"
+        raise SystemExit(
+            f"gamed: cannot start: {need} the open-file limit of {open_files} leaves "
+            f"{max(available, 0)} descriptors for connections ({reserved} reserved: {what}); raise the "
+            f"limit (LimitNOFILE= in the systemd unit, ulimit -n) or lower the setting"
+        )
+    budget = ConnectionBudget(wanted or available)
+    _log.info(
+        "connections: at most {budget} on all ports together (open-file limit {limit}, {reserved} reserved: {what})",
+        budget=budget.max_total, limit=open_files, reserved=reserved, what=what,
+    )
+    per_port = cfg.limits.max_connections
+    ports = reserve["listening ports"]
+    if per_port and per_port * ports > budget.max_total:
+        _log.warn(
+            "the per-port limits allow {total} connections ({ports} ports x {per_port}), more than the {budget} "
+            "the daemon can hold: the ports share those, and each answers its refusal once they are used up",
+            total=per_port * ports, ports=ports, per_port=per_port, budget=budget.max_total,
+        )
+    return budget
+
+
+def open_file_limit() -> int:
+    """The soft limit of open files (after raise_file_limit)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return (1 << 20) if soft == resource.RLIM_INFINITY else soft
+
+
 class GamedService(MultiService):
     """The root service. A port that cannot be bound stops start-up with one clear line instead
     of a traceback (logged, and printed by twistd/twist as they exit with status 1). ``ports``
@@ -296,12 +366,13 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
     cfg = options.config if options.config is not None else Config()
     raise_file_limit()
+    budget = connection_budget(cfg, open_file_limit())
     root = GamedService()
     hub = _live_hub(cfg, root, reactor)
     ports = root.ports
 
     def listen(service, option, factory):
-        _listen(service, option, _LISTEN_OF[option](cfg), factory, reactor, ports)
+        _listen(service, option, _LISTEN_OF[option](cfg), factory, reactor, ports, budget)
 
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
@@ -369,12 +440,16 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
     return hub
 
 
-def _listen(service: MultiService, option: str, descriptions: tuple[str, ...], factory, reactor, ports: ListeningPorts) -> None:
+def _listen(
+    service: MultiService, option: str, descriptions: tuple[str, ...], factory, reactor, ports: ListeningPorts, budget: ConnectionBudget
+) -> None:
     """Add a listening port child service per description, each serving a fresh ``factory()``
-    that names what it serves (``SERVED[option]``) and registered in ``ports``."""
+    (a ConnectionLimits) that names what it serves (``SERVED[option]``), shares the daemon's
+    connection ``budget`` and is registered in ``ports``."""
     for description in descriptions:
         served = factory()
         served.served = SERVED[option]
+        served.budget = budget
         port = strports.service(listen_description(description), served, reactor=reactor)
         port.endpoint = ports.watch(option, description, port.endpoint)
         port.setServiceParent(service)

@@ -3,17 +3,21 @@
 ``TextLineProtocol`` frames ASCII lines (``\\n``, ``\\r\\n`` or ``\\r`` in, ``\\r\\n`` out) and applies the
 per-connection budget: a maximum line length (answered once the over-long line ends, the
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
-(a flooding client is slowed down, not cut off, by no longer reading from it), output
+(a flooding client is slowed down, not cut off, by no longer reading from it; blank lines are
+free), a share of the reactor (at most ``lines_per_turn`` lines of one connection are handled per
+reactor turn, the rest wait for the next turn, so a flood cannot starve other connections), output
 back-pressure (``gamed.backpressure``: while a client does not read its replies its further lines
 wait unanswered; one that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
 its last lines is cut off after a grace period).
 
 ``ConnectionLimits`` wraps a factory and refuses connections beyond a total and a per-address
-count, with a reason line for the client and a log entry.
+count, and beyond the daemon-wide ``ConnectionBudget`` that every port shares, with a reason line
+for the client and a log entry.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,6 +36,10 @@ _IAC = 0xFF
 _TELNET_OPTION_VERBS = {0xFB, 0xFC, 0xFD, 0xFE}  # WILL WONT DO DONT take an option byte
 _SB, _SE = 0xFA, 0xF0
 _PRINTABLE = frozenset(range(0x20, 0x7F))
+
+# Held in place of a line that was longer than the limit (its bytes are not kept): it is answered
+# as one over-long line, in its turn. A received line never contains a newline.
+_TOO_LONG = b"\n"
 
 
 def strip_telnet(raw: bytes) -> bytes:
@@ -102,6 +110,11 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
 
     delimiter = b"\r\n"
     _log = Logger()
+    # Lines of one connection handled in one reactor turn; the others wait for the next turn (a
+    # well-behaved client sends one line, or a few, at a time).
+    lines_per_turn = 16
+    # Blank lines skipped in one reactor turn (they cost little, but not nothing).
+    _blanks_per_turn = 4096
 
     def __init__(self, limits: Limits, clock: IReactorTime, batch: WriteBatch | None = None):
         self.limits = limits
@@ -109,7 +122,9 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         self.batch = batch if batch is not None else WriteBatch()
         self._pending: list[str] = []
         self.MAX_LENGTH = limits.max_line
-        self._buffer = b""
+        self._buffer = b""  # the start of a line that has not ended yet
+        self._held: deque[bytes] = deque()  # complete lines not handled yet, oldest first
+        self._held_bytes = 0
         self._after_cr = False
         self._discarding = False
         self._paused: set[str] = set()
@@ -118,6 +133,7 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         self._tokens = float(limits.line_burst)
         self._refilled = clock.seconds()
         self._rate_call = None
+        self._turn_call = None
         self._close_call = None
         self.closing = False
         self.handling = False  # True while one of this client's lines is being handled
@@ -173,11 +189,11 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
     def connectionLost(self, reason: Failure = None) -> None:  # noqa: N802
         self.connected = 0
         self.setTimeout(None)
-        for call in (self._rate_call, self._close_call):
+        for call in (self._rate_call, self._turn_call, self._close_call):
             if call is not None and call.active():
                 call.cancel()
-        self._rate_call = self._close_call = None
-        self._buffer = b""
+        self._rate_call = self._turn_call = self._close_call = None
+        self._drop_held()
         self.on_disconnect(reason)
 
     def timeoutConnection(self) -> None:  # noqa: N802
@@ -186,25 +202,23 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
         # LineOnlyReceiver's own dataReceived drops every line that follows an over-long one in
         # the same chunk and cannot pause between lines, so the framing is done here.
+        if self.closing:
+            return
         if b"\r" in data or self._after_cr:
             data = self._normalize(data)
-        if self._buffer:
-            data = self._buffer + data
-            self._buffer = b""
-        if self._paused or self.closing:
-            if not self.closing:
-                self._stash(data)
-            return
         self._process(data)
+        if not self._paused:
+            self._drain()
+        self._check_held_lines()
 
-    # Held input for BackPressure: the unhandled bytes in ``_buffer``.
+    # Held input for BackPressure: the framed lines in ``_held`` (and the unended one in ``_buffer``).
     def _release_held(self) -> None:
-        data, self._buffer = self._buffer, b""
-        if data:
-            self._process(data)
+        self._drain()
 
     def _drop_held(self) -> None:
         self._buffer = b""
+        self._held.clear()
+        self._held_bytes = 0
 
     # --- helpers for subclasses -------------------------------------------------------------
 
@@ -242,7 +256,7 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         self.closing = True
         (self._log.debug if routine else self._log.info)("{peer} closed: {reason}", peer=self.peer, reason=reason)
         self.setTimeout(None)
-        self._buffer = b""
+        self._drop_held()
         # TLS sends its close alert only once no producer is registered: without this, every TLS
         # client would wait out the close grace and then be cut off.
         self.transport.unregisterProducer()
@@ -271,43 +285,71 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         return data.replace(b"\r\n", b"\n").replace(b"\r\0", b"\n").replace(b"\r", b"\n")
 
     def _process(self, data: bytes) -> None:
-        lines = data.split(b"\n")
-        tail = lines.pop()
-        for i, line in enumerate(lines):
-            if self.closing:
-                return
-            if self._paused:
-                self._stash(b"\n".join(lines[i:]) + b"\n" + tail)
-                return
+        """Frame newly received (normalized) bytes: the lines they end join the held ones, in
+        order, and the rest stays as the start of the next line. Each byte is framed once, so
+        holding lines back costs the same per line however many are held. Empty lines are
+        dropped here: they mean nothing and do not count against the line rate."""
+        if self._buffer:
+            data = self._buffer + data  # at most max_line + 1 bytes: see the tail's check below
+            self._buffer = b""
+        if b"\n" not in data:
+            tail = data
+        else:
+            lines = data.split(b"\n")
+            tail = lines.pop()
             if self._discarding:
                 self._discarding = False
-                self._dispatch(self.on_line_too_long)
-                continue
-            if len(line) > self.MAX_LENGTH and len(line) - line.endswith(b"\r") > self.MAX_LENGTH:
-                self._dispatch(self.on_line_too_long)
-                continue
-            if self.limits.line_rate and not self._take_token():
-                self._stash(b"\n".join(lines[i:]) + b"\n" + tail)
-                return
-            self._line(line)
-        if self.closing:
-            return
+                lines[0] = _TOO_LONG  # the end of a line whose start was too long
+            kept = list(filter(None, lines))
+            self._held.extend(kept)
+            self._held_bytes += sum(map(len, kept)) + len(kept)  # + their newlines
         if len(tail) > self.MAX_LENGTH + 1:  # + 1: the \r of a \r\n that has not ended yet
             self._discarding = True
             tail = b""
         self._buffer = tail
 
-    def _line(self, raw: bytes) -> None:
-        text = decode_line(raw)
-        if text is None:
+    def _drain(self) -> None:
+        """Handle held lines, oldest first, until none is left or a pause stops us: the line
+        rate, the client not reading our replies, or this turn's share of the reactor used up
+        (then the rest waits for the next reactor turn)."""
+        held = self._held
+        handled = blanks = 0
+        while held and not self._paused and not self.closing:
+            if handled >= self.lines_per_turn or blanks >= self._blanks_per_turn:
+                self._pause("turn")
+                self._turn_call = self.clock.callLater(0, self._next_turn)
+                return
+            raw = held.popleft()
+            self._held_bytes -= len(raw) + 1
+            if raw is _TOO_LONG or len(raw) > self.MAX_LENGTH:
+                handled += 1
+                self._dispatch(self.on_line_too_long)
+                continue
+            text = decode_line(raw)
+            if text is not None:
+                text = text.strip()
+                if not text:
+                    blanks += 1
+                    continue
+            if self.limits.line_rate and not self._take_token():
+                held.appendleft(raw)
+                self._held_bytes += len(raw) + 1
+                return
+            handled += 1
             self.resetTimeout()
-            self._dispatch(self.on_garbage)
-            return
-        text = text.strip()
-        if not text:
-            return
-        self.resetTimeout()
-        self._dispatch(self.on_line, text)
+            if text is None:
+                self._dispatch(self.on_garbage)
+            else:
+                self._dispatch(self.on_line, text)
+
+    def _next_turn(self) -> None:
+        self._turn_call = None
+        self._resume("turn")
+
+    def _check_held_lines(self) -> None:
+        """Cut off a client that has sent a lot more while its lines could not be handled."""
+        if self._held and not self.closing:
+            self._check_held(self._held_bytes + len(self._buffer))
 
     def _dispatch(self, hook: Callable, *args) -> None:
         self.handling = True
@@ -323,11 +365,6 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
                 self.transport.abortConnection()
         finally:
             self.handling = False
-
-    def _stash(self, data: bytes) -> None:
-        if not self._check_held(len(data)):
-            return
-        self._buffer = data
 
     def _take_token(self) -> bool:
         if self._tokens >= 1:
@@ -346,7 +383,10 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
             self._rate_logged = True  # once per connection: a flood must not flood the log too
             self._log.info("{peer} sends more than {rate:g} lines/s: slowed down", peer=self.peer, rate=rate)
         self._pause("rate")
-        self._rate_call = self.clock.callLater((1 - self._tokens) / rate, self._rate_refilled)
+        # Wake up once a turn's worth of lines may go (not for every token): a held flood then
+        # costs one timer, one read pause and one write per that many lines, not per line.
+        wake = min(self.lines_per_turn, self.limits.line_burst)
+        self._rate_call = self.clock.callLater((wake - self._tokens) / rate, self._rate_refilled)
         return False
 
     def _rate_refilled(self) -> None:
@@ -441,15 +481,32 @@ class _Refusal(Protocol):
         self.transport.loseConnection()
 
 
+class ConnectionBudget:
+    """The connections of every port together against one daemon-wide maximum, so that the open
+    files a process may have are never used up by connections: when the budget is full each port
+    still accepts and answers its own refusal, instead of failing to accept (EMFILE), and engines,
+    programs and records still find the descriptors reserved for them. 0 = unlimited."""
+
+    def __init__(self, max_total: int):
+        self.max_total = max_total
+        self.open = 0
+
+    @property
+    def full(self) -> bool:
+        return bool(self.max_total) and self.open >= self.max_total
+
+
 class ConnectionLimits(WrappingFactory):
     """Wraps a server factory; refuses connections beyond ``max_total`` in all and ``max_per_peer``
-    from one address (0 = unlimited), answering ``refusal(why)`` bytes and logging the reason."""
+    from one address (0 = unlimited), and once the daemon's ``budget`` (shared by every port, set
+    by gamed.tap) is full, answering ``refusal(why)`` bytes and logging the reason."""
 
     _log = Logger()
     noisy = False
     # What the port serves ("kalaha", "web site"; set by gamed.tap): the name its start-up line
     # ("kalaha starting on 4600") and its log lines show, instead of Twisted's class names.
     served: str | None = None
+    budget: ConnectionBudget | None = None
 
     def __init__(
         self,
@@ -477,6 +534,8 @@ class ConnectionLimits(WrappingFactory):
         why = None
         if self.max_total and len(self.protocols) >= self.max_total:
             why = f"server full ({self.max_total} connections)"
+        elif self.budget is not None and self.budget.full:
+            why = f"server full ({self.budget.max_total} connections on all ports)"
         elif self.max_per_peer and self.per_peer.get(host, 0) >= self.max_per_peer:
             why = f"too many connections from {host} (limit {self.max_per_peer})"
         if why is not None:
@@ -495,12 +554,16 @@ class ConnectionLimits(WrappingFactory):
         protocol = super().buildProtocol(addr)
         self.per_peer[host] = self.per_peer.get(host, 0) + 1
         self._peer_of[protocol] = host
+        if self.budget is not None:
+            self.budget.open += 1
         return protocol
 
     def unregisterProtocol(self, p) -> None:  # noqa: N802
         super().unregisterProtocol(p)
         host = self._peer_of.pop(p, None)
         if host is not None:
+            if self.budget is not None:
+                self.budget.open -= 1
             left = self.per_peer[host] - 1
             if left:
                 self.per_peer[host] = left

@@ -8,6 +8,16 @@ from twisted.internet.testing import StringTransport
 from twisted.python.failure import Failure
 
 
+def next_turns(clock, limit: int = 100_000) -> None:
+    """Run the calls that are due now, and those they schedule for now, as the reactor's next
+    turns would (a connection handles only so many lines per turn and continues in the next)."""
+    for _ in range(limit):
+        if not any(call.getTime() <= clock.seconds() for call in clock.getDelayedCalls()):
+            return
+        clock.advance(0)
+    raise AssertionError("calls due now keep scheduling more calls due now")
+
+
 class Client:
     """One connection to the service: send lines, read the lines sent back, drop or finish it."""
 

@@ -297,3 +297,46 @@ def test_without_web_and_records_no_game_feeds_a_hub():
     assert all(service.getServiceNamed(name).hub is None for name in ("kalaha", "fight", "combat", "connect4"))
     service = tap.makeService(options("--records", "none"), reactor=MemoryReactorClock())
     assert service.getServiceNamed("kalaha").hub is service.getServiceNamed("connect4").hub is not None
+
+
+# --- the daemon-wide connection budget (issue 13, item 3) ----------------------------------------
+
+
+def test_the_connection_budget_is_what_the_open_file_limit_leaves_after_the_reserve():
+    cfg = options().config
+    reserve = tap.reserved_descriptors(cfg)
+    # 7 ports, 20 engine hosts of 6 descriptors (16 games + 4 being described), the daemon's own.
+    assert reserve == {"daemon": 32, "refusals": 64, "listening ports": 7, "engine hosts": 120}
+    with capturedLogs() as events:
+        budget = tap.connection_budget(cfg, 65_536)
+    assert budget.max_total == 65_536 - 223
+    lines = [formatEvent(e) for e in events]
+    assert lines[0] == (
+        "connections: at most 65313 on all ports together (open-file limit 65536, 223 reserved: "
+        "32 daemon, 64 refusals, 7 listening ports, 120 engine hosts)"
+    )
+    assert "the per-port limits allow 70000 connections (7 ports x 10000), more than the 65313" in lines[1]
+
+
+def test_a_connection_budget_the_open_file_limit_cannot_hold_stops_start_up():
+    cfg = options("--max-total-connections", "1000").config
+    with pytest.raises(SystemExit) as e:
+        tap.connection_budget(cfg, 1024)
+    assert str(e.value) == (
+        "gamed: cannot start: limits.max_total_connections is 1000, but the open-file limit of 1024 leaves 801 "
+        "descriptors for connections (223 reserved: 32 daemon, 64 refusals, 7 listening ports, 120 engine hosts); "
+        "raise the limit (LimitNOFILE= in the systemd unit, ulimit -n) or lower the setting"
+    )
+    with pytest.raises(SystemExit, match="the open-file limit of 200 leaves 0 descriptors for connections"):
+        tap.connection_budget(options().config, 200)
+    assert tap.connection_budget(options("--max-total-connections", "800").config, 1024).max_total == 800
+
+
+def test_every_port_of_the_daemon_shares_one_connection_budget():
+    reactor = MemoryReactorClock()
+    service = tap.makeService(options("--records", "none", "--max-total-connections", "100"), reactor=reactor)
+    service.startService()
+    budgets = {id(factory.budget) for port, factory, backlog, interface in reactor.tcpServers}
+    assert len(reactor.tcpServers) == 7 and len(budgets) == 1
+    assert reactor.tcpServers[0][1].budget.max_total == 100
+    service.stopService()

@@ -9,7 +9,8 @@ from twisted.internet.testing import StringTransport
 from twisted.logger import capturedLogs
 
 from gamed.config import Limits
-from gamed.textline import ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
+from gamed.textline import ConnectionBudget, ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
+from tests.memclient import next_turns
 from tests.tlscerts import certificate_pem
 
 
@@ -194,3 +195,166 @@ def test_a_tls_connection_is_closed_cleanly_at_once_not_after_the_close_grace():
     assert b"".join(d for d in received if d) == b"BYE bye\r\n"
     assert received[-1] is None, "the server closed the TLS connection without waiting for the close grace"
     assert not clock.getDelayedCalls() or all(not c.active() for c in clock.getDelayedCalls())
+
+
+# --- held lines and the reactor's share (issue 13, item 2) ---------------------------------------
+
+
+def pump_until_quiet(clock, step=0.05, limit=10_000):
+    """Advance the clock until no call is pending (every held line has been released)."""
+    for _ in range(limit):
+        if not clock.getDelayedCalls():
+            return
+        clock.advance(step)
+    raise AssertionError("lines are still held back")
+
+
+def test_holding_lines_back_frames_each_received_byte_once():
+    # 5,000 lines in one write, released by the line rate: framing them must not re-split the
+    # held lines for each one released (which framed 1.5 MB here, and grows with the square).
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=1000, line_burst=100, idle_timeout=0), clock)
+    framed = []
+    process = proto._process
+    proto._process = lambda data: (framed.append(len(data)), process(data))
+    stream = b"".join(f"L{i}\n".encode() for i in range(5000))
+    proto.dataReceived(stream)
+    assert transport.producerState == "paused", "the rate holds the lines back"
+    pump_until_quiet(clock)
+    assert proto.events == [("line", f"L{i}") for i in range(5000)]
+    assert sum(framed) == len(stream)
+    assert transport.producerState == "producing"
+
+
+@given(
+    lines=lines,
+    cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=20),
+    ends=st.lists(st.sampled_from([b"\n", b"\r\n", b"\r", b"\r\0", b"\r\r\n"]), min_size=1),
+    longs=st.lists(st.integers(min_value=0, max_value=29), max_size=4),
+)
+def test_held_lines_keep_their_order_line_ends_and_over_long_lines(lines, cuts, ends, longs):
+    # The same stream as above, with over-long lines in it, under a rate that holds most lines.
+    lines = [("x" * 60 if i in longs else line) for i, line in enumerate(lines)]
+    stream = b"".join(line.encode() + ends[i % len(ends)] for i, line in enumerate(lines))
+    clock = Clock()
+    proto, transport = connect(Limits(max_line=50, line_rate=20, line_burst=2, idle_timeout=0), clock)
+    points = sorted({c % (len(stream) + 1) for c in cuts})
+    start = 0
+    for point in points + [len(stream)]:
+        proto.dataReceived(stream[start:point])
+        start = point
+        clock.advance(0.01)
+    pump_until_quiet(clock)
+    assert proto.events == [("long",) if len(line) > 50 else ("line", line) for line in lines]
+    assert transport.value() == b"".join(f"ECHO {line}\r\n".encode() for line in lines if len(line) <= 50)
+
+
+def test_a_flood_gets_a_few_lines_per_reactor_turn_and_waits_for_the_next():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    turns = []
+    call_later = clock.callLater
+    clock.callLater = lambda delay, f, *a: (turns.append((delay, len(proto.events))), call_later(delay, f, *a))[1]
+    proto.dataReceived(b"PING\n" * 100)
+    per_turn = proto.lines_per_turn
+    assert len(proto.events) == per_turn, "the rest waits for the next reactor turn"
+    assert transport.producerState == "paused", "and nothing more is read from it meanwhile"
+    clock.advance(0)  # a Clock runs every turn at once
+    assert turns == [(0, n * per_turn) for n in range(1, 100 // per_turn + 1)]
+    assert proto.events == [("line", "PING")] * 100
+    assert transport.value() == b"ECHO PING\r\n" * 100
+    assert transport.producerState == "producing", "reading goes on once every line is handled"
+
+
+def test_a_few_lines_at_once_are_all_handled_in_the_same_turn():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    proto.dataReceived(b"A\nB\nC\n")
+    assert proto.events == [("line", "A"), ("line", "B"), ("line", "C")]
+    assert transport.producerState == "producing" and not clock.getDelayedCalls()
+
+
+def test_bare_newlines_are_free_and_do_not_stop_reading():
+    # 100,000 bare newlines then a close used to hold the socket (in CLOSE-WAIT) for 100 s, at
+    # the line rate, while burning CPU; they mean nothing and cost no part of the rate.
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=1000, line_burst=1000), clock)
+    for _ in range(2):
+        proto.dataReceived(b"\n" * 50_000)
+    assert transport.producerState == "producing", "the server keeps reading (and so sees a close)"
+    proto.dataReceived(b"PING\n")
+    assert proto.events == [("line", "PING")] and transport.value() == b"ECHO PING\r\n"
+
+
+def test_a_client_that_sends_on_while_its_replies_wait_is_cut_off_with_lines_held():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=0), clock)
+    proto.pauseProducing()  # the client does not read its replies
+    with capturedLogs() as events:
+        for _ in range(30):
+            proto.dataReceived(b"PING\n" * 1000)
+            if transport.disconnected:
+                break
+    assert transport.disconnected and proto.events == []
+    assert any("not reading its replies" in e["log_format"] for e in events)
+
+
+# --- the daemon-wide connection budget (issue 13, item 3) ----------------------------------------
+
+
+def test_every_port_shares_the_connection_budget_and_refuses_with_its_own_line():
+    budget = ConnectionBudget(2)
+    ports = []
+    for name in ("KALAHA", "FOUR"):
+        port = ConnectionLimits(Factory.forProtocol(lambda: Echo(Limits(), Clock())), 10, 0, lambda why, n=name: f"{n} {why}\r\n".encode())
+        port.budget = budget
+        ports.append(port)
+    kalaha, four = ports
+    first = kalaha.buildProtocol(IPv4Address("TCP", "192.0.2.1", 1))
+    first.makeConnection(StringTransport())
+    four.buildProtocol(IPv4Address("TCP", "192.0.2.2", 1)).makeConnection(StringTransport())
+    assert budget.open == 2 and budget.full
+    for port, name in ((kalaha, "KALAHA"), (four, "FOUR")):
+        t = StringTransport()
+        with capturedLogs() as events:
+            port.buildProtocol(IPv4Address("TCP", "192.0.2.3", 1)).makeConnection(t)
+        assert t.value() == f"{name} server full (2 connections on all ports)\r\n".encode() and t.disconnecting
+        assert [e["why"] for e in events] == ["server full (2 connections on all ports)"]
+    first.connectionLost(None)
+    assert budget.open == 1 and not budget.full
+    t = StringTransport()
+    four.buildProtocol(IPv4Address("TCP", "192.0.2.3", 2)).makeConnection(t)
+    assert not t.disconnecting and budget.open == 2, "a place freed on one port is taken on another"
+
+
+def test_blank_and_over_long_lines_do_not_count_as_held_bytes_later():
+    # Bytes the framing dropped (blank lines, the rest of an over-long line) are not held: a
+    # client that sent many of them is not cut off later for lines it really has waiting.
+    clock = Clock()
+    proto, transport = connect(Limits(max_line=100, line_rate=0, idle_timeout=0), clock)
+    for _ in range(5):
+        proto.dataReceived(b"\n" * 50_000)
+    for _ in range(1500):
+        proto.dataReceived(b"x" * 150)
+        proto.dataReceived(b"x" * 99 + b"\n")
+    next_turns(clock)
+    assert proto.events == [("long",)] * 1500
+    proto.pauseProducing()  # now the client does not read its replies
+    proto.dataReceived(b"PING\n" * 10)
+    proto.resumeProducing()
+    assert not transport.disconnected and proto.events[1500:] == [("line", "PING")] * 10
+
+
+def test_a_held_flood_is_released_a_turn_of_lines_per_wake_up_not_one_line_per_timer():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=1000, line_burst=1000, idle_timeout=0), clock)
+    timers = []
+    call_later = clock.callLater
+    clock.callLater = lambda delay, f, *a: (timers.append(delay) if delay else None, call_later(delay, f, *a))[1]
+    proto.dataReceived(b"PING\n" * 5000)
+    for _ in range(5000):
+        if len(proto.events) == 5000:
+            break
+        clock.advance(0.001)
+    assert len(proto.events) == 5000 and clock.seconds() <= 4.1, "still 1000 lines a second"
+    assert len(timers) <= 4000 / proto.lines_per_turn + 1, "one wake-up per 16 lines held back"

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 
 class FightGuiProtocol(BoundedOutput, TextLineProtocol):
-    """One observer connection: ``LIST``, ``WATCH&<id>``, ``QUIT``, ``HELP``; anything else is ignored."""
+    """One observer connection: ``LIST``, ``WATCH&<id>``, ``QUIT``, ``HELP``; anything else is ignored.
+    It is closed (and the reason logged) once it has sent nothing and been sent nothing for the
+    GUI idle timeout."""
 
     def __init__(self, service: FightService):
         super().__init__(service.gui_limits, service.clock, service.batch)
@@ -64,6 +66,12 @@ class FightGuiProtocol(BoundedOutput, TextLineProtocol):
             self.close("observer quit")
         elif keyword == "HELP":
             self.send_lines(list(wire.GUI_HELP))
+
+    def deliver(self, data: bytes) -> None:
+        # An observer following a game is not idle while its events flow, however long it is
+        # silent; one that waits for a game hears of nothing and must say something now and then.
+        self.note_activity()
+        super().deliver(data)
 
     def on_line_too_long(self) -> None:
         if not self.authorized:

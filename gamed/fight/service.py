@@ -59,8 +59,9 @@ class FightService(GameService):
             raise ValueError(f"map {self.map.name} has start squares for {self.map.teams} teams, not {config.teams}")
         self._walls = self.map.cell_rows()  # the spectator state's walls, the same list every turn
         self.ai_limits = attrs.evolve(limits, max_line=config.max_line)
-        # Observers legitimately stay silent for hours; a dead one is found by TCP keep-alive.
-        self.gui_limits = attrs.evolve(limits, idle_timeout=0)
+        # Observers stay silent while they watch: the events sent to them count as activity (see
+        # FightGuiProtocol.deliver), so only one that hears of nothing and says nothing idles out.
+        self.gui_limits = attrs.evolve(limits, idle_timeout=config.gui_idle_timeout)
         self.lobby = Lobby(config.teams, self._seat, alive=lambda p: getattr(p, "connected", True) and not p.closing)
         self.games: dict[int, FightGame] = {}  # running games, oldest first
         self.finished = 0

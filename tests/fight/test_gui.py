@@ -253,3 +253,53 @@ def test_events_are_gathered_for_the_interval_and_the_end_is_sent_at_once():
     b.drop()
     a.send(*PASS_ALL)
     assert g.read()[-1] == "GAMEOVER&WIN&0&3"
+
+
+# --- the observers' idle timeout (issue 13, item 9) ----------------------------------------------
+
+
+def test_an_observer_that_says_nothing_and_hears_of_nothing_is_closed_after_the_idle_timeout():
+    clock = Clock()
+    service = make_service(clock, fmap=arena(), gui_idle_timeout=60)
+    g = gui(service)
+    assert g.read() == ["HELLO&VF-OBSERVER&1"]
+    clock.advance(50)
+    g.send("LIST")  # any line counts
+    assert g.read() == ["END"]
+    clock.advance(59)
+    assert not g.closing
+    with capturedLogs() as events:
+        clock.advance(1)
+    assert g.closing and g.read() == []
+    assert any(e.get("reason") == "idle timeout" for e in events)
+
+
+def test_an_observer_is_not_idle_while_the_game_it_follows_sends_events():
+    clock = Clock()
+    service = make_service(clock, fmap=arena(), gui_idle_timeout=60, turn_time=40)
+    g = gui(service)
+    a, b = start_game(service)
+    for _ in range(4):  # 160 s of turns that time out, the observer silent all along
+        clock.advance(40)
+        a.read(), b.read()
+    assert not g.closing and "TURN&5" in g.read()
+    a.drop(), b.drop()  # the game ends; the observer waits for the next one and hears nothing
+    g.read()
+    clock.advance(60)
+    assert g.closing
+
+
+def test_an_observer_that_never_authenticates_is_closed_after_the_idle_timeout():
+    clock = Clock()
+    service = make_service(clock, fmap=arena(), gui_idle_timeout=30, gui_token="s3cret")
+    g = gui(service)
+    clock.advance(30)
+    assert g.closing and g.read() == []
+
+
+def test_the_observers_idle_timeout_can_be_switched_off():
+    clock = Clock()
+    service = make_service(clock, fmap=arena(), gui_idle_timeout=0)
+    g = gui(service)
+    clock.advance(100_000)
+    assert not g.closing
