@@ -560,6 +560,12 @@ def _play(args: Arguments, log: _LogWriter, replay, out, err) -> int:
             display.close()
         log.close()
         signal.set_wakeup_fd(-1)
+        if any(isinstance(seat, PipeSeat) for seat in seats):
+            # The match is over: what the AIs forked and left behind (we are its subreaper, also
+            # of what left their groups with setsid) ends with it.
+            from gamed.children import end_children
+
+            end_children()
 
 
 def _end_players(loop: SelectorLoop, seats) -> None:

@@ -7,7 +7,9 @@ gamed-stratego's ``pipes.PipeSeat`` (in its own loop, ``pipes.Waiter``).
 group while the other side thinks, ``QUIT`` with its grace period and the kill), one reply
 asked at a time with its whole-line timeout (§5.7), early lines kept within their budget
 (§5.1), a program judged gone when its input overflows, the killed group reaped (§5.6, §11 row
-2) and the exit status recorded. No Twisted and no clock of its own: a subclass provides the
+2) and the exit status recorded. Besides its group, the program's whole process tree is followed
+(looked at with every ask and at the end: ``gamed.children.process_tree``) and SIGKILLed with it,
+so that a child which left the group with ``setsid()`` does not outlive the game. No Twisted and no clock of its own: a subclass provides the
 transport, the timers and the kind of awaitable (see the class). It is on the start-up path of
 gamed-stratego, which imports no Twisted (docs/performance.md).
 """
@@ -19,6 +21,7 @@ import os
 import signal
 from collections.abc import Callable
 
+from gamed import children
 from gamed.stratego.referee import TIMEOUT, MatchOptions
 from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, ReplyFramer, encode, resolve_program
 
@@ -78,6 +81,8 @@ class ProgramDialog:
         self._quit_waiters: list = []
         self._kill_timer = None
         self._reap_deadline = 0.0
+        self._tree: dict[int, int] = {}  # every process of the program seen so far: {pid: start}
+        self._escaped: set[int] = set()  # killed members of the tree outside the group, to reap
 
         self.argv = resolve_program(argument)
         self.valid = self.argv is not None
@@ -100,6 +105,7 @@ class ProgramDialog:
         """``<COLOUR> <opponent> 10 10``; gives the (up to 4) lines that arrived in time."""
         if not self.valid:
             return self._ready([])
+        self._look()
         self._write(encode(f"{colour} {opponent} 10 10\n"))
         return self._run(self._setup_lines())
 
@@ -120,6 +126,7 @@ class ProgramDialog:
         """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
         if not self.valid:
             return self._ready(None)
+        self._look()
         self._write(encode("\n".join(view) + "\n"))
         return self._read_line()
 
@@ -155,6 +162,7 @@ class ProgramDialog:
                 self._kill()
             return waiter
         self._quitting = True
+        self._look()
         self._cancel_read()
         self._signal_group(signal.SIGCONT)
         if result_line is not None:
@@ -258,6 +266,17 @@ class ProgramDialog:
 
     # --- signals and the end ---------------------------------------------------------------------
 
+    def _look(self) -> None:
+        """Remember the program's process tree as it is now (what it forked, in any session)."""
+        if self._pid is None or self._reaped:
+            return
+        if not self._tree:  # the leader: not reaped yet when first looked at, so truly ours
+            self._tree.update(children.process_tree(self._pid))
+        for root, started in list(self._tree.items()):
+            tree = children.process_tree(root)
+            if tree.get(root) == started:  # not a reused pid
+                self._tree.update(tree)
+
     def _signal_group(self, signum: int) -> None:
         if self._pid is None or self._reaped:
             return
@@ -265,6 +284,9 @@ class ProgramDialog:
             os.killpg(self._pid, signum)
         except (ProcessLookupError, PermissionError):
             pass  # the group is empty (or its leader has not made it yet)
+        if signum == signal.SIGKILL:
+            self._look()
+            self._escaped |= set(children.end_processes(self._tree)) - {self._pid}
 
     def _grace_over(self) -> None:
         self._kill_timer = None
@@ -293,6 +315,11 @@ class ProgramDialog:
                 return
             if info.si_pid == pid:
                 self._record(info)
+        if self._escaped:  # our children once their parents are gone (we are their subreaper)
+            self._escaped = children.reap(self._escaped)
+            if self._escaped and self._seconds() < self._reap_deadline:
+                self._call_later(REAP_POLL, self._reap)
+                return
         self._reaped = True
         self._group_reaped()
 

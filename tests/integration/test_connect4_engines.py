@@ -22,7 +22,8 @@ from twisted.internet import defer, reactor, task
 from gamed.connect4 import rules
 from gamed.connect4.engines import AlphaBeta
 from gamed.connect4.rules import Board
-from tests.connect4.native_libs import VARIANTS, compile_engines, install_book, shipped_source
+from tests.connect4.native_libs import VARIANTS, compile_engines, escaping_engine, install_book, shipped_source
+from tests.procs import read_pid, wait_gone
 from tests.integration.support import LOOPBACK, ROOT, connect
 
 ENGINE_TIME = 3  # seconds an engine may think per move (the hanging engine is cut off after it)
@@ -263,3 +264,25 @@ async def test_an_engine_removed_after_it_was_listed_is_refused_cleanly(start_da
     client.send("PLAY late:1 SECOND 5x4")
     assert (await client.expect("START", timeout=15)) == "START 1 1 5x4 late:1"
     assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_sigkilled_daemon_leaves_no_engine_host_nor_what_it_forked(start_daemon, tmp_path):
+    # The engine forks a child that leaves the host's session, then thinks for ever; the daemon is
+    # SIGKILLed meanwhile (no stopService runs): the host and that child must end all the same.
+    folder = tmp_path / "engines"
+    folder.mkdir()
+    pidfile = tmp_path / "escaped"
+    compile_engines(folder, {"thinker": escaping_engine(str(pidfile), think_forever=True)})
+    daemon = await start_daemon(
+        "--connect4-engines", str(folder), "--connect4-engine-time", "60", kalaha="none", connect4=LOOPBACK
+    )
+    person = await connect(daemon.ports["connect4"])
+    person.send("PLAY thinker:0 SECOND")
+    assert (await person.expect("START", timeout=15)).startswith("START 1 1 7x6 thinker:0")
+    escaped = read_pid(pidfile)
+    hosts = host_processes(str(folder))
+    assert escaped in hosts and len(hosts) == 2, "the host and the child it forked"
+    daemon.signal("KILL")
+    await daemon.ended
+    assert wait_gone(hosts + [escaped], 10) == [], "an engine host or its child outlived the daemon"
