@@ -86,6 +86,8 @@ VARIANTS = {
     "garbage": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 99;"),
     "full": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 0;"),  # column 0, even when full
     "missing": GOOD.replace("int C4_IsTie(void)", "int C4_IsTie_misspelt(void)"),
+    # C4_Desc never returns: the engine cannot even say what it is.
+    "mute": GOOD.replace("void C4_Desc(char *pc, size_t size) {", "void C4_Desc(char *pc, size_t size) { volatile int spin = 1; while (spin) ;"),
 }
 
 
