@@ -251,16 +251,21 @@ def reap(pids) -> set[int]:
     return left
 
 
-def end_children(deadline: float = 2.0) -> int:
+def end_children(deadline: float = 2.0, spare: dict[int, int] | None = None) -> int:
     """SIGKILL every descendant of this process and reap our children, again for those adopted
     meanwhile (a subreaper adopts the orphans of what it kills), for at most ``deadline``
     seconds; how many were signalled. For a process whose descendants are all to end (the
-    engine host, gamed-stratego at the end of its match)."""
+    engine host, gamed-stratego at the end of its match), but the processes of ``spare`` ({pid:
+    start time}, e.g. what ran before the match) and their own descendants."""
     ended = 0
     me = os.getpid()
     until = time.monotonic() + deadline
     while True:
         targets = process_tree(me, include_root=False)
+        for pid, started in (spare or {}).items():
+            if targets.get(pid) == started:
+                for kept in process_tree(pid):
+                    targets.pop(kept, None)
         if targets:
             ended += len(end_processes(targets))
         direct = _children_of(me)

@@ -8,8 +8,9 @@ group while the other side thinks, ``QUIT`` with its grace period and the kill),
 asked at a time with its whole-line timeout (§5.7), early lines kept within their budget
 (§5.1), a program judged gone when its input overflows, the killed group reaped (§5.6, §11 row
 2) and the exit status recorded. Besides its group, the program's whole process tree is followed
-(looked at with every ask and at the end: ``gamed.children.process_tree``) and SIGKILLed with it,
-so that a child which left the group with ``setsid()`` does not outlive the game. No Twisted and no clock of its own: a subclass provides the
+(looked at when it starts, with every ask unless ``follow_tree`` is off, and at the end:
+``gamed.children.process_tree``) and SIGKILLed with it, so that a child which left the group with
+``setsid()`` does not outlive the game. No Twisted and no clock of its own: a subclass provides the
 transport, the timers and the kind of awaitable (see the class). It is on the start-up path of
 gamed-stratego, which imports no Twisted (docs/performance.md).
 """
@@ -54,6 +55,9 @@ class ProgramDialog:
     """
 
     human = False
+    # Look at the program's process tree with every ask (not only at setup and QUIT). gamed-stratego
+    # does not need to: at the end of its match it ends everything it is the subreaper of.
+    follow_tree = True
 
     def __init__(self, argument: str, options: MatchOptions, call_later, seconds: Callable[[], float]):
         self.argument = argument
@@ -126,7 +130,8 @@ class ProgramDialog:
         """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
         if not self.valid:
             return self._ready(None)
-        self._look()
+        if self.follow_tree:
+            self._look()
         self._write(encode("\n".join(view) + "\n"))
         return self._read_line()
 

@@ -248,6 +248,7 @@ class PipeSeat(ProgramDialog):
     _waiter = Waiter
     _ready = Ready
     _fire = staticmethod(Waiter.fire)
+    follow_tree = False  # the CLI ends all it is the subreaper of when the match is over
 
     def __init__(self, argument: str, options: MatchOptions, loop: SelectorLoop, env: dict, warn=None):
         super().__init__(argument, options, loop.call_later, loop.seconds)
