@@ -8,7 +8,8 @@ group while the other side thinks, ``QUIT`` with its grace period and the kill),
 asked at a time with its whole-line timeout (§5.7), early lines kept within their budget
 (§5.1), a program judged gone when its input overflows, the killed group reaped (§5.6, §11 row
 2) and the exit status recorded. Besides its group, the program's whole process tree is followed
-(looked at when it starts, with every ask unless ``follow_tree`` is off, and at the end:
+(looked at when it starts, while it plays at most every ``LOOK_EVERY`` seconds unless
+``follow_tree`` is off, and at the end:
 ``gamed.children.process_tree``) and SIGKILLed with it, so that a child which left the group with
 ``setsid()`` does not outlive the game. No Twisted and no clock of its own: a subclass provides the
 transport, the timers and the kind of awaitable (see the class). It is on the start-up path of
@@ -28,6 +29,7 @@ from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, ReplyFramer, encode, 
 
 REAP_POLL = 0.002  # seconds between waitid polls for killed group members
 REAP_LIMIT = 1.0  # after SIGKILL: how long to wait for the group to die before giving up
+LOOK_EVERY = 1.0  # seconds between looks at a playing program's process tree (each costs a /proc walk)
 
 
 class ProgramDialog:
@@ -55,8 +57,9 @@ class ProgramDialog:
     """
 
     human = False
-    # Look at the program's process tree with every ask (not only at setup and QUIT). gamed-stratego
-    # does not need to: at the end of its match it ends everything it is the subreaper of.
+    # Look at the program's process tree while it plays, at most every LOOK_EVERY seconds (and at
+    # setup and QUIT). gamed-stratego does not need to: at the end of its match it ends everything
+    # it is the subreaper of.
     follow_tree = True
 
     def __init__(self, argument: str, options: MatchOptions, call_later, seconds: Callable[[], float]):
@@ -87,6 +90,7 @@ class ProgramDialog:
         self._reap_deadline = 0.0
         self._tree: dict[int, int] = {}  # every process of the program seen so far: {pid: start}
         self._escaped: set[int] = set()  # killed members of the tree outside the group, to reap
+        self._next_look = 0.0
 
         self.argv = resolve_program(argument)
         self.valid = self.argv is not None
@@ -130,7 +134,7 @@ class ProgramDialog:
         """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
         if not self.valid:
             return self._ready(None)
-        if self.follow_tree:
+        if self.follow_tree and self._seconds() >= self._next_look:
             self._look()
         self._write(encode("\n".join(view) + "\n"))
         return self._read_line()
@@ -275,6 +279,7 @@ class ProgramDialog:
         """Remember the program's process tree as it is now (what it forked, in any session)."""
         if self._pid is None or self._reaped:
             return
+        self._next_look = self._seconds() + LOOK_EVERY
         if not self._tree:  # the leader: not reaped yet when first looked at, so truly ours
             self._tree.update(children.process_tree(self._pid))
         for root, started in list(self._tree.items()):
