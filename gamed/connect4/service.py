@@ -152,38 +152,47 @@ class Connect4Service(GameService):
         """Forget the libraries gone from the engines folder and start asking every new or changed
         one (by path, mtime and size) for its description and levels, in the background."""
         folder = self._folder()
-        for name in [n for n in self._native if n not in folder]:
-            del self._native[name]
+        for name in [n for n in {*self._native, *self._probes} if n not in folder]:
+            self._native.pop(name, None)
             self._stamps.pop(name, None)
+            self._probes.pop(name, None)  # its answer, when it comes, is dropped
         for name, stamp in folder.items():
             probing = self._probes.get(name)
             if self._stamps.get(name) == stamp or (probing is not None and probing[0] == stamp):
                 continue
-            self._probes[name] = (stamp, self._probe(name, stamp))
+            self._probe(name, stamp)
 
-    def _probe(self, name: str, stamp: tuple) -> Deferred:
-        """Ask one library (in its own host, each call within ``engine_time``); Deferred of None,
-        firing once its EngineInfo (usable or not, with the reason) is known."""
-        d = registry.native_info(
-            self.reactor, name, stamp[0], call_timeout=self.config.engine_time, start_timeout=self.config.engine_time
-        )
+    def _probe(self, name: str, stamp: tuple) -> None:
+        """Ask one library (in its own host, each call within ``engine_time``); ``_probes[name]``
+        holds a Deferred of None that fires once its EngineInfo (usable or not, with the reason)
+        is known."""
+        done = Deferred()
+        self._probes[name] = (stamp, done)
 
         def asked(info):
-            if not isinstance(info, registry.EngineInfo):  # pragma: no cover - native_info reports failures in info.error
-                info = registry.EngineInfo(name, "", (), "native", stamp[0], error=info.getErrorMessage())
-            if self._probes.get(name, (None,))[0] != stamp:
-                return None  # the library changed again meanwhile: a newer probe describes it
-            del self._probes[name]
-            if info.usable:
-                self._log.info("connect4 engine {name}: {desc} ({n} levels)", name=name, desc=info.description, n=len(info.levels))
-            else:
-                self._log.warn("connect4 engine {name} ({path}) is unavailable: {why}", name=name, path=stamp[0], why=info.error or "no levels")
-            self._native[name] = info
-            self._stamps[name] = stamp
-            self._native = dict(sorted(self._native.items()))
-            return None
+            try:
+                self._asked(name, stamp, info)
+            finally:
+                done.callback(None)
 
-        return d.addBoth(asked)
+        registry.native_info(
+            self.reactor, name, stamp[0], call_timeout=self.config.engine_time, start_timeout=self.config.engine_time
+        ).addBoth(asked)
+
+    def _asked(self, name: str, stamp: tuple, info) -> None:
+        """Keep what library ``name`` said, unless it changed (or went) meanwhile."""
+        if not isinstance(info, registry.EngineInfo):  # pragma: no cover - native_info reports failures in info.error
+            info = registry.EngineInfo(name, "", (), "native", stamp[0], error=info.getErrorMessage())
+        if self._probes.get(name, (None,))[0] != stamp:
+            return  # the library changed again or went meanwhile: a newer probe describes it
+        del self._probes[name]
+        if info.usable:
+            self._log.info("connect4 engine {name}: {desc} ({n} levels)", name=name, desc=info.description, n=len(info.levels))
+        else:
+            self._log.warn("connect4 engine {name} ({path}) is unavailable: {why}", name=name, path=stamp[0], why=info.error or "no levels")
+        self._native[name] = info
+        self._stamps[name] = stamp
+        self._native = dict(sorted(self._native.items()))
 
     def engines(self, wanted=None) -> Deferred:
         """Deferred ``{name: EngineInfo}`` of the engines offered (usable ones only), after
