@@ -237,16 +237,31 @@ def end_processes(processes: dict[int, int], rounds: int = 20) -> dict[int, int]
     return stopped
 
 
+def _zombie_parent(pid: int) -> int | None:
+    """The parent of ``pid`` if it is a zombie (ended, not reaped yet), else None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return int(fields[1]) if fields[0] == b"Z" else None
+
+
 def reap(pids) -> set[int]:
-    """Reap those of ``pids`` that are our children and have ended; the ones still there (not
-    ended yet, or not re-parented to us yet: a subreaper adopts them when their parent dies)."""
+    """Reap those of ``pids`` that have ended as our children; the ones still there (not ended
+    yet, or not re-parented to us yet: a subreaper adopts them when their parent dies). Only a
+    zombie of ours is waited for, so that a pid meanwhile reused by another child is never reaped
+    behind the reactor's back."""
+    me = os.getpid()
     left = set()
     for pid in pids:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = -1 if os.path.exists(f"/proc/{pid}") else pid
-        if done != pid:
+        if _zombie_parent(pid) == me:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        if os.path.exists(f"/proc/{pid}"):
             left.add(pid)
     return left
 
