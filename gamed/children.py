@@ -2,9 +2,20 @@
 
 Shared by every game that starts programs: ``leader_command`` makes the child the leader of its own
 process group (``spawnProcess`` has no pre-exec hook; util-linux ``setsid`` when the path is exact,
-else a small Python helper), with ``argv[0]`` unchanged and no PATH search; ``minimal_environment``
-is the explicit environment they get; ``become_subreaper`` lets this process reap what a killed
-child's group leaves behind (on Linux, ``PR_SET_CHILD_SUBREAPER``).
+else a small Python helper), with ``argv[0]`` unchanged and no PATH search, and gives it a parent
+death signal (``PR_SET_PDEATHSIG``: SIGKILL when the daemon dies, even by SIGKILL; util-linux
+``setpriv --pdeathsig``, or the helper); ``spawn_leader`` does the same with ``fork`` for a
+process without a reactor (gamed-stratego); ``minimal_environment`` is the explicit environment
+they get; ``become_subreaper`` lets this process reap what a killed child's group leaves behind
+(on Linux, ``PR_SET_CHILD_SUBREAPER``).
+
+Escaped descendants: a program may fork a child that leaves its process group with ``setsid()``;
+a signal to the group misses it. ``process_tree(pid)`` lists a program's whole tree from
+``/proc`` (every descendant, whatever its session, with its start time so that a reused pid is
+never hit), ``end_processes`` SIGKILLs such a list (stopping each one first, so that none forks
+away while the rest are found) and ``end_children`` ends and reaps every child of this process
+(what a subreaper such as gamed-stratego or the Connect Four engine host has adopted).
+docs/deployment.md says what each game does with them.
 """
 
 from __future__ import annotations
@@ -12,7 +23,9 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import signal
 import sys
+import time
 
 
 def executable_file(path: str) -> bool:
@@ -21,6 +34,9 @@ def executable_file(path: str) -> bool:
 
 
 _SETSID = next((p for p in ("/usr/bin/setsid", "/bin/setsid") if executable_file(p)), None)
+_SETPRIV = next((p for p in ("/usr/bin/setpriv", "/bin/setpriv") if executable_file(p)), None)
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 _PYTHON = os.path.realpath(sys.executable) if sys.executable else None  # no venv start-up cost
 # Python ignores SIGPIPE and SIGXFSZ and an exec keeps that: give the AI the defaults back.
 _HELPER = (
@@ -29,7 +45,14 @@ _HELPER = (
     "signal.signal(signal.SIGXFSZ,signal.SIG_DFL)\n"
     "os.setsid()\n"
     "try:\n"
-    " os.execv(sys.argv[1],sys.argv[2:])\n"
+    " import ctypes\n"
+    " ctypes.CDLL(None).prctl(1,9,0,0,0)\n"  # PR_SET_PDEATHSIG, SIGKILL: die with the daemon
+    "except Exception:\n"
+    " pass\n"
+    "if os.getppid()!=int(sys.argv[1]):\n"  # the daemon died before the prctl
+    " os._exit(1)\n"
+    "try:\n"
+    " os.execv(sys.argv[2],sys.argv[3:])\n"
     "except OSError as e:\n"
     " sys.stderr.write('cannot execute %r: %s\\n'%(sys.argv[1],e.strerror))\n"
     " os._exit(127)\n"
@@ -44,11 +67,229 @@ def leader_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[s
     path = given if "/" in given else "./" + given
     if cwd is not None:
         path = os.path.abspath(path)
-    if _SETSID is not None and path == given:
-        return _SETSID, ["setsid", "--", *argv]
+    if _SETSID is not None and _SETPRIV is not None and path == given:
+        # setpriv sets the death signal and execs setsid, which execs the program: one pid, no fork
+        # (the spawned child is no group leader, so setsid does not fork, which would clear it).
+        return _SETPRIV, ["setpriv", "--pdeathsig", "KILL", "--", _SETSID, "--", *argv]
     if _PYTHON is None:  # pragma: no cover - an embedded interpreter without an executable
         raise OSError(errno.ENOEXEC, "no helper to start a process group")
-    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _HELPER, path, *argv]
+    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _HELPER, str(os.getpid()), path, *argv]
+
+
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:  # pragma: no cover - no C library to ask
+        return None
+
+
+def set_death_signal(signum: int = signal.SIGKILL) -> bool:
+    """Ask for ``signum`` when our parent (the thread that forked us) dies (Linux); True if set."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = _libc()
+    try:
+        return libc is not None and libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+    except AttributeError:  # pragma: no cover
+        return False
+
+
+def spawn_leader(path: str, argv: list[str], env: dict, stdin: int, stdout: int) -> int:
+    """Fork and exec ``path`` (no PATH search) with ``argv`` and ``env`` as the leader of a new
+    session, with ``stdin``/``stdout`` as its fds 0 and 1, SIGPIPE and SIGXFSZ at their defaults
+    and SIGKILL as its parent death signal; its pid. OSError if it cannot be executed. For a
+    process without threads (gamed-stratego): ``os.posix_spawn`` cannot set a death signal."""
+    libc = _libc() if sys.platform.startswith("linux") else None
+    parent = os.getpid()
+    report_read, report_write = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child, until exec
+        try:
+            os.close(report_read)
+            os.setsid()
+            if libc is not None:
+                libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(1)
+            os.dup2(stdin, 0)
+            os.dup2(stdout, 1)
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+            signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+            os.execve(path, argv, env)
+        except OSError as e:
+            try:
+                os.write(report_write, str(e.errno or errno.ENOEXEC).encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(127)
+    os.close(report_write)
+    try:
+        report = os.read(report_read, 16)
+    finally:
+        os.close(report_read)
+    if report:
+        os.waitpid(pid, 0)
+        code = int(report)
+        raise OSError(code, os.strerror(code), path)
+    return pid
+
+
+# --- process trees ---------------------------------------------------------------------------------
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time) of ``pid`` from /proc, or None if it is gone (or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[1]), int(fields[19])
+
+
+def _children_of(pid: int) -> set[int] | None:
+    """The children of ``pid`` from /proc/PID/task/*/children (None without that file)."""
+    found: set[int] = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return set()
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                found.update(int(c) for c in f.read().split())
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue
+            return None  # a kernel without CONFIG_PROC_CHILDREN
+        except OSError:
+            continue
+    return found
+
+
+def _all_parents() -> dict[int, int]:
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _stat(int(name))
+            if stat is not None:
+                parents[int(name)] = stat[0]
+    return parents
+
+
+def process_tree(pid: int, include_root: bool = True) -> dict[int, int]:
+    """``{pid: start time}`` of ``pid`` (if ``include_root``) and every living descendant, in
+    whatever session or group; empty without /proc."""
+    tree: dict[int, int] = {}
+    if not os.path.isdir("/proc"):
+        return tree
+    parents = None
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        stat = _stat(current)
+        if stat is None and current != pid:
+            continue
+        if stat is not None and (include_root or current != pid):
+            tree[current] = stat[1]
+        kids = _children_of(current)
+        if kids is None:
+            parents = parents if parents is not None else _all_parents()
+            kids = {child for child, parent in parents.items() if parent == current}
+        todo.extend(k for k in kids if k not in tree)
+    return tree
+
+
+def end_processes(processes: dict[int, int], rounds: int = 20) -> dict[int, int]:
+    """SIGKILL every process of ``processes`` ({pid: start time}, as ``process_tree`` gives) that
+    still is the process it was, and their descendants found meanwhile: each is stopped first so
+    that none can fork away. The processes signalled ({pid: start time})."""
+    stopped: dict[int, int] = {}
+    todo = dict(processes)
+    for _ in range(rounds):
+        if not todo:
+            break
+        for pid, started in todo.items():
+            stat = _stat(pid)
+            if stat is not None and stat[1] == started:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except OSError:
+                    continue
+                stopped[pid] = started
+        found: dict[int, int] = {}
+        for pid in list(todo):
+            for child, started in process_tree(pid, include_root=False).items():
+                if child not in stopped:
+                    found[child] = started
+        todo = found
+    for pid, started in stopped.items():
+        stat = _stat(pid)
+        if stat is not None and stat[1] == started:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    return stopped
+
+
+def _zombie_parent(pid: int) -> int | None:
+    """The parent of ``pid`` if it is a zombie (ended, not reaped yet), else None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    return int(fields[1]) if fields[0] == b"Z" else None
+
+
+def reap(pids) -> set[int]:
+    """Reap those of ``pids`` that have ended as our children; the ones still there (not ended
+    yet, or not re-parented to us yet: a subreaper adopts them when their parent dies). Only a
+    zombie of ours is waited for, so that a pid meanwhile reused by another child is never reaped
+    behind the reactor's back."""
+    me = os.getpid()
+    left = set()
+    for pid in pids:
+        if _zombie_parent(pid) == me:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        if os.path.exists(f"/proc/{pid}"):
+            left.add(pid)
+    return left
+
+
+def end_children(deadline: float = 2.0, spare: dict[int, int] | None = None) -> int:
+    """SIGKILL every descendant of this process and reap our children, again for those adopted
+    meanwhile (a subreaper adopts the orphans of what it kills), for at most ``deadline``
+    seconds; how many were signalled. For a process whose descendants are all to end (the
+    engine host, gamed-stratego at the end of its match), but the processes of ``spare`` ({pid:
+    start time}, e.g. what ran before the match) and their own descendants."""
+    ended = 0
+    me = os.getpid()
+    until = time.monotonic() + deadline
+    while True:
+        targets = process_tree(me, include_root=False)
+        for pid, started in (spare or {}).items():
+            if targets.get(pid) == started:
+                for kept in process_tree(pid):
+                    targets.pop(kept, None)
+        if targets:
+            ended += len(end_processes(targets))
+        direct = _children_of(me)
+        if direct is None:
+            direct = {c for c, p in _all_parents().items() if p == me}
+        left = reap(direct)
+        if (not targets and not left) or time.monotonic() >= until:
+            return ended
+        time.sleep(0.002)
 
 
 _subreaper_done = False
@@ -63,7 +304,7 @@ def become_subreaper() -> None:
     _subreaper_done = True
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
             _debug("PR_SET_CHILD_SUBREAPER failed: errno {errno}", errno=ctypes.get_errno())
     except (OSError, AttributeError):
         _debug("no prctl: orphans of AI programs are left to init")

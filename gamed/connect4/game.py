@@ -241,6 +241,7 @@ class EnginePlayer:
             self._thinking = None
             if f.check(defer.TimeoutError):
                 why = f"the engine did not move within {self._engine_time:g} s"
+                self.engine.abort(why)  # its search is cut short now, with the reason we give
             else:
                 why = _why(f)
             self._fail(game, why)

@@ -26,13 +26,25 @@ Protocol (ASCII, one line each way, ``\\n``-terminated; the host answers request
 Integers are reported raw (as the C function returned them); the daemon side validates them.
 The engine's own writes to file descriptor 1 are redirected to stderr so that they cannot corrupt
 the protocol: the replies go to a private duplicate of the original stdout.
+
+The host never outlives its daemon nor leaves anything behind: it is a child subreaper
+(``PR_SET_CHILD_SUBREAPER``), so whatever the engine forks stays in its tree even after a
+``setsid()``; a thread reads the requests, so the end of input (the daemon closed it, or died,
+even by SIGKILL) is seen while the engine computes; and its parent death signal is SIGTERM,
+taken by another thread with ``sigwait``. On QUIT, the end of input or that signal the host
+SIGKILLs and reaps every descendant (``gamed.children.end_children``) and exits.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import queue
+import signal
 import sys
+import threading
+
+from gamed import children
 
 TEXT_SIZE = 256  # buffer for C4_Desc / C4_EnumLevels names
 
@@ -163,8 +175,44 @@ def _apply_policy(argv: list[str]) -> list[str]:
     return argv
 
 
+def _end(status: int) -> None:
+    """End every descendant (stopped first, then SIGKILLed and reaped), then this process at once
+    (a thread of ours may be inside the engine)."""
+    try:
+        children.end_children()
+    finally:
+        os._exit(status)
+
+
+def _read_requests(requests: queue.Queue) -> None:
+    """The reading thread: request lines into ``requests``; QUIT or the end of input ends all."""
+    for raw in sys.stdin.buffer:
+        words = raw.split()
+        if words and words[0].upper() == b"QUIT":
+            break
+        requests.put(raw)
+    _end(0)
+
+
+def _watch_signals() -> None:
+    """The signal thread: SIGTERM (our parent death signal) or SIGHUP ends all."""
+    signal.sigwait({signal.SIGTERM, signal.SIGHUP})
+    _end(0)
+
+
+def _guard() -> None:
+    """Subreaper, parent death signal and the two watching threads (see the module docstring)."""
+    children.become_subreaper()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGHUP})  # for sigwait only
+    children.set_death_signal(signal.SIGTERM)
+    if os.getppid() == 1:  # the daemon died before the death signal was set
+        os._exit(0)
+    threading.Thread(target=_watch_signals, name="signals", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _guard()
     # Replies go to a private copy of stdout; the engine's fd 1 becomes stderr.
     out = os.fdopen(os.dup(1), "w", encoding="ascii", errors="replace", buffering=1)
     os.dup2(2, 1)
@@ -183,12 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         out.write(f"ERR {' '.join(str(e).split())}\n")
         return 2
     out.write("READY\n")
-    for raw in sys.stdin.buffer:
-        reply = serve_line(functions, raw.decode("latin-1"))
+    requests: queue.Queue = queue.Queue()
+    threading.Thread(target=_read_requests, args=(requests,), name="requests", daemon=True).start()
+    while True:
+        reply = serve_line(functions, requests.get().decode("latin-1"))
         if reply is None:
-            break
+            _end(0)
         out.write(reply + "\n")
-    return 0
 
 
 if __name__ == "__main__":

@@ -62,7 +62,8 @@ def play_game(number, engine_a, engine_b, width, height, levels, a_first, watch=
     """One game; Deferred of a :class:`GameResult`. Engines are ended (errors ignored) after.
     ``watch(number, (name of player 0, name of player 1), board)``, if given, returns an object
     told ``moved(board, player, column)`` after every move and ``ended(board, winner player or
-    None, reason, counted)`` at the end (a game of a stopped series is not counted)."""
+    None, reason, counted)`` at the end (a game of a stopped series is not counted, and its reason
+    is the series' ``stop_reason``, e.g. ``shutdown``)."""
     sides = (A, B) if a_first else (B, A)  # sides[player] = "a"/"b"
     engine = {A: engine_a, B: engine_b}
     level = {A: levels[0], B: levels[1]}
@@ -74,8 +75,11 @@ def play_game(number, engine_a, engine_b, width, height, levels, a_first, watch=
 
     def result(winner, reason):
         if watcher is not None:
-            player = None if winner is None else sides.index(winner)
-            watcher.ended(board, player, reason, not getattr(engine_a, "stopped", False))
+            if getattr(engine_a, "stopped", False):
+                # Interrupted, not decided: whatever the engines' calls failed with on the way.
+                watcher.ended(board, None, engine_a.stop_reason, False)
+            else:
+                watcher.ended(board, None if winner is None else sides.index(winner), reason, True)
         return GameResult(number, sides[0], winner, reason, tuple(board.moves))
 
     try:
@@ -133,6 +137,14 @@ def format_score(value: float) -> str:
     return f"{value:g}"
 
 
+class MoveTimeout(TimeoutError):
+    """An engine of a series did not move within its time; ``reason`` says so."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 class _Guarded:
     """An AsyncEngine inside a :class:`Series`: its calls fail once the series is stopped, and
     ``auto_move`` fails after ``seconds`` on ``clock`` when a budget is set (a search past its
@@ -145,6 +157,10 @@ class _Guarded:
     @property
     def stopped(self) -> bool:
         return bool(self._series.stopped)
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self._series.stop_reason
 
     def __getattr__(self, name):
         call = getattr(self._engine, name)
@@ -166,15 +182,17 @@ class _Guarded:
 
         def late(failure):
             failure.trap(defer.TimeoutError)
-            raise TimeoutError(f"no move within {self._seconds:g} s")
+            why = f"no move within {self._seconds:g} s"
+            self._engine.abort(why)  # the search is cut short, and the engine's next calls say why
+            raise MoveTimeout(why)
 
         return d.addErrback(late)
 
 
 class Series:
     """An engine-vs-engine series run by the daemon: ``run(on_game)`` plays it and fires with the
-    :class:`MatchSummary`; ``stop(why)`` ends it early (the game in progress is not counted and
-    ``stopped`` says why). ``move_time`` bounds each engine move on ``clock``."""
+    :class:`MatchSummary`; ``stop(why, reason)`` ends it early (the game in progress is not counted,
+    ``stopped`` says why and its record's reason is ``reason``). ``move_time`` bounds each engine move on ``clock``."""
 
     def __init__(self, engine_a, engine_b, games: int, size: tuple[int, int], levels: Sequence[int],
                  clock=None, move_time: float | None = None, watch=None):
@@ -186,6 +204,7 @@ class Series:
         self.names = (f"{engine_a.name}:{levels[0]}", f"{engine_b.name}:{levels[1]}")
         self.results: list[GameResult] = []
         self.stopped: str | None = None
+        self.stop_reason: str | None = None
 
     @defer.inlineCallbacks
     def run(self, on_game=None):
@@ -202,9 +221,11 @@ class Series:
                 on_game(r)
         return MatchSummary(self.names[0], self.names[1], tuple(self.results))
 
-    def stop(self, why: str) -> None:
-        """End the series early; a native engine's running search is cancelled."""
+    def stop(self, why: str, reason: str = "stopped") -> None:
+        """End the series early (``why`` for people; ``reason``, e.g. ``shutdown``, is the reason
+        the game in progress is recorded with); a native engine's running search is cancelled."""
         if self.stopped is None:
             self.stopped = why
+            self.stop_reason = reason
             for engine in self._raw:
                 engine.abort()

@@ -8,8 +8,11 @@ environment. Every call returns a Deferred of the validated reply. Each request 
 unanswered one, on the injected reactor's clock. A crash, an exit, a hang past the limit, an
 over-long line or a malformed reply (e.g. a column outside the board) fails the pending call and
 every pending and later call with :class:`EngineFailed` (the reason says what happened), and the
-process group is SIGKILLed; ``ended`` fires once the host has been reaped. ``close()`` ends it
-cleanly (``QUIT``, a grace period, then SIGKILL).
+host is ended: SIGTERM, on which it SIGKILLs whatever the engine forked (it is their subreaper)
+and exits at once, then after ``close_grace`` SIGKILL to the host's whole tree (stopped first;
+``gamed.children.end_processes``) and group; ``ended`` fires once the host has been reaped.
+``close()`` ends it cleanly (``QUIT``, a grace period, then the same SIGKILL). The host has a
+parent death signal and watches its input, so it never outlives the daemon, even a SIGKILLed one.
 
 This module is deliberately independent of the Python engine interface; an adapter can wrap it.
 """
@@ -26,6 +29,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 
+from gamed import children
 from gamed.children import leader_command, minimal_environment
 
 MAX_LINE = 4096  # bytes in one reply line from the host
@@ -114,6 +118,7 @@ class NativeEngine:
         self._has_ended = False
         self._closing = False
         self._grace_timer = None
+        self._terminating = False
         env = minimal_environment({"PYTHONPATH": pythonpath or _PROJECT_ROOT, "PYTHONDONTWRITEBYTECODE": "1"})
         python = python or sys.executable
         policy = (["--nice", str(nice)] if nice else []) + (["--cpus", ",".join(map(str, sorted(cpus)))] if cpus else [])
@@ -214,7 +219,7 @@ class NativeEngine:
                 self._transport.closeStdin()
             except Exception:  # pragma: no cover - pipe already gone
                 pass
-            self._grace_timer = self._reactor.callLater(self.close_grace, self._kill)
+            self._grace_timer = self._reactor.callLater(self.close_grace, self._kill_tree)
         return self._when_ended()
 
     def kill(self, reason: str = "engine killed") -> Deferred:
@@ -364,8 +369,24 @@ class NativeEngine:
             req.deferred.errback(self.failure)
 
     def _kill(self) -> None:
+        """SIGTERM: the host ends its descendants and exits; SIGKILL after ``close_grace``."""
+        if self._has_ended or self._terminating:
+            return
+        self._terminating = True
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except OSError:
+            pass
+        if self._grace_timer is not None and self._grace_timer.active():
+            self._grace_timer.cancel()
+        self._grace_timer = self._reactor.callLater(self.close_grace, self._kill_tree)
+
+    def _kill_tree(self) -> None:
+        """SIGKILL the host, whatever it forked (in any session) and its group."""
+        self._grace_timer = None
         if self._has_ended:
             return
+        children.end_processes(children.process_tree(self.pid))
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

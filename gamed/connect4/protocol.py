@@ -54,11 +54,11 @@ class Connect4Protocol(CommandProtocol):
         if self.game is not None and not self.game.over:
             self.game.leave(self)
         if self.match is not None:
-            self.match.stop("the player who started it left")
+            self.match.stop("the player who started it left", "disconnect")
 
     def shutdown(self) -> None:
         if self.match is not None:
-            self.match.stop("the server is shutting down")
+            self.match.stop("the server is shutting down", "shutdown")
         if self.game is None or self.game.over:
             self.close("server shutdown", [wire.abort(Reason.SHUTDOWN, "the server is shutting down"), "BYE"])
 

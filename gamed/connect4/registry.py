@@ -127,7 +127,7 @@ class AsyncEngine(Protocol):
 
     def close(self) -> Deferred: ...
 
-    def abort(self) -> Deferred: ...
+    def abort(self, reason: str = ...) -> Deferred: ...
 
 
 class PythonAsyncEngine:
@@ -157,7 +157,7 @@ class PythonAsyncEngine:
     def close(self) -> Deferred:
         return defer.succeed(None)
 
-    def abort(self) -> Deferred:
+    def abort(self, reason: str = "engine work cancelled") -> Deferred:
         """Give up the engine now; a search running in a thread finishes unseen (its result is
         dropped) since Python threads cannot be interrupted."""
         return defer.succeed(None)
@@ -185,8 +185,9 @@ class NativeAsyncEngine:
     def close(self) -> Deferred:
         return self.engine.close()
 
-    def abort(self) -> Deferred:
-        return self.engine.kill("engine work cancelled")
+    def abort(self, reason: str = "engine work cancelled") -> Deferred:
+        """End the host now; its pending and later calls fail with ``reason``."""
+        return self.engine.kill(reason)
 
 
 def open_engine(

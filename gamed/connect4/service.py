@@ -33,6 +33,16 @@ from gamed.textline import ConnectionLimits, WriteBatch
 # The service's settings are the [connect4] section of the configuration.
 Connect4Settings = Connect4Config
 
+ENGINES_WAIT = 1.0  # seconds ENGINES waits for libraries still being asked before listing them so
+
+
+def _when_fired(d: Deferred) -> Deferred:
+    """A Deferred of None that fires when ``d`` does, leaving ``d``'s own result alone (and that
+    can be cancelled without touching ``d``)."""
+    out = Deferred()
+    d.addBoth(lambda result: (out.called or out.callback(None), result)[1])
+    return out
+
 
 class _MatchTable:
     """Reports one game of an engine match to its live table (``match.Series``' watcher)."""
@@ -53,8 +63,10 @@ class Connect4Service(GameService):
     """Pairs people (by table and board size), starts engine games and matches and runs them all.
 
     Engines are the built-in ones plus every ``<engines_dir>/<name>/engine.so``; the folder is
-    scanned at start-up and again whenever its contents change (asked by ENGINES and PLAY), so an
-    engine dropped in appears without a restart. Native engines need ``reactor`` (for processes);
+    looked at on start-up and by every ENGINES, PLAY and MATCH, and each new or changed library
+    (path, mtime, size) is asked for its description and levels in the background, once: an engine
+    dropped in appears without a restart, and one that hangs is listed as unavailable with the
+    reason without delaying anybody else (a PLAY of it waits for its answer). Native engines need ``reactor`` (for processes);
     without one only the built-in engines are offered.
     """
 
@@ -88,10 +100,9 @@ class Connect4Service(GameService):
         self.batch = WriteBatch()
         self.factory = Connect4Factory(self)
         self._builtin = {name: registry.python_info(name) for name in c4engines.engine_names()}
-        self._native: dict[str, registry.EngineInfo] = {}
-        self._scanned: dict[str, tuple] | None = None  # {name: (path, mtime, size)} last scanned
-        self._scan: Deferred | None = None
-        self._waiting: list[Deferred] = []
+        self._native: dict[str, registry.EngineInfo] = {}  # what each library said, usable or not
+        self._stamps: dict[str, tuple] = {}  # {name: (path, mtime, size)} each info describes
+        self._probes: dict[str, tuple[tuple, Deferred]] = {}  # libraries being asked: (stamp, done)
         self._live: set[object] = set()  # engines opened and not yet released
         self.stopping = False
 
@@ -104,7 +115,7 @@ class Connect4Service(GameService):
 
     def startService(self) -> None:  # noqa: N802
         super().startService()
-        self.engines()  # the first scan of the engines folder, in the background
+        self._refresh()  # the first look at the engines folder, in the background
 
     # --- engines ---------------------------------------------------------------------------
 
@@ -137,65 +148,100 @@ class Connect4Service(GameService):
             found[name] = (path, st.st_mtime_ns, st.st_size)
         return found
 
-    def engines(self) -> Deferred:
-        """Deferred ``{name: EngineInfo}`` of the engines offered (usable ones only), rescanning
-        the engines folder first if it changed since the last scan."""
-        if self._scan is None:
-            folder = self._folder()
-            if folder == self._scanned:
-                return defer.succeed(self._offered())
-            self._scan = scan = self._rescan(folder)
-            scan.addErrback(lambda f: self._log.failure("scanning the connect4 engines failed", f))
-
-            def scanned(_):
-                self._scan = None
-                waiting, self._waiting = self._waiting, []
-                for d in waiting:
-                    d.callback(self._offered())
-
-            scan.addBoth(scanned)
-            if self._scan is None:  # the scan finished at once (no native engine to ask)
-                return defer.succeed(self._offered())
-        d = Deferred()
-        self._waiting.append(d)
-        return d
-
-    @defer.inlineCallbacks
-    def _rescan(self, folder: dict[str, tuple]):
-        """Ask every new or changed library for its description and levels (all at once)."""
-        native, asked = {}, {}
+    def _refresh(self) -> None:
+        """Forget the libraries gone from the engines folder and start asking every new or changed
+        one (by path, mtime and size) for its description and levels, in the background."""
+        folder = self._folder()
+        for name in [n for n in {*self._native, *self._probes} if n not in folder]:
+            self._native.pop(name, None)
+            self._stamps.pop(name, None)
+            self._probes.pop(name, None)  # its answer, when it comes, is dropped
         for name, stamp in folder.items():
-            old = self._native.get(name)
-            if old is not None and self._scanned is not None and self._scanned.get(name) == stamp:
-                native[name] = old
-            else:
-                asked[name] = registry.native_info(
-                    self.reactor, name, stamp[0], call_timeout=self.config.engine_time, start_timeout=self.config.engine_time
-                )
-        answers = yield defer.DeferredList(list(asked.values()), consumeErrors=True)
-        for (name, stamp), (ok, info) in zip(((n, folder[n]) for n in asked), answers):
-            if not ok:  # pragma: no cover - native_info reports failures in info.error
-                info = registry.EngineInfo(name, "", (), "native", stamp[0], error=info.getErrorMessage())
-            if info.usable:
-                self._log.info("connect4 engine {name}: {desc} ({n} levels)", name=name, desc=info.description, n=len(info.levels))
-            else:
-                self._log.warn("connect4 engine {name} ({path}) is not offered: {why}", name=name, path=stamp[0], why=info.error or "no levels")
-            native[name] = info
-        self._native, self._scanned = dict(sorted(native.items())), folder
+            probing = self._probes.get(name)
+            if self._stamps.get(name) == stamp or (probing is not None and probing[0] == stamp):
+                continue
+            self._probe(name, stamp)
+
+    def _probe(self, name: str, stamp: tuple) -> None:
+        """Ask one library (in its own host, each call within ``engine_time``); ``_probes[name]``
+        holds a Deferred of None that fires once its EngineInfo (usable or not, with the reason)
+        is known."""
+        done = Deferred()
+        self._probes[name] = (stamp, done)
+
+        def asked(info):
+            try:
+                self._asked(name, stamp, info)
+            finally:
+                done.callback(None)
+
+        registry.native_info(
+            self.reactor, name, stamp[0], call_timeout=self.config.engine_time, start_timeout=self.config.engine_time
+        ).addBoth(asked)
+
+    def _asked(self, name: str, stamp: tuple, info) -> None:
+        """Keep what library ``name`` said, unless it changed (or went) meanwhile."""
+        if not isinstance(info, registry.EngineInfo):  # pragma: no cover - native_info reports failures in info.error
+            info = registry.EngineInfo(name, "", (), "native", stamp[0], error=info.getErrorMessage())
+        if self._probes.get(name, (None,))[0] != stamp:
+            return  # the library changed again or went meanwhile: a newer probe describes it
+        del self._probes[name]
+        if info.usable:
+            self._log.info("connect4 engine {name}: {desc} ({n} levels)", name=name, desc=info.description, n=len(info.levels))
+        else:
+            self._log.warn("connect4 engine {name} ({path}) is unavailable: {why}", name=name, path=stamp[0], why=info.error or "no levels")
+        self._native[name] = info
+        self._stamps[name] = stamp
+        self._native = dict(sorted(self._native.items()))
+
+    def engines(self, wanted=None) -> Deferred:
+        """Deferred ``{name: EngineInfo}`` of the engines offered (usable ones only), after
+        looking at the engines folder again. Libraries still being asked are waited for: those
+        named in ``wanted`` for as long as asking them takes; with ``wanted`` None, all of them
+        for at most ENGINES_WAIT seconds (a library that hangs delays nobody else)."""
+        self._refresh()
+        if wanted is None:
+            pending, bound = [d for _, d in self._probes.values()], ENGINES_WAIT
+        else:
+            pending, bound = [self._probes[n][1] for n in wanted if n in self._probes], None
+        if not pending:
+            return defer.succeed(self._offered())
+        waiting = defer.DeferredList([_when_fired(d) for d in pending], consumeErrors=True)
+        if bound is not None:
+            waiting.addTimeout(bound, self.clock)
+            waiting.addErrback(lambda f: f.trap(defer.TimeoutError, defer.CancelledError) and None)
+        return waiting.addCallback(lambda _: self._offered())
+
+    def _wanted(self, name: str) -> bool:
+        return not self.config.engines or name in self.config.engines
 
     def _offered(self) -> dict[str, registry.EngineInfo]:
         infos = {**self._builtin, **{n: i for n, i in self._native.items() if i.usable}}
-        if self.config.engines:
-            infos = {n: i for n, i in infos.items() if n in self.config.engines}
-        return infos
+        return {n: i for n, i in infos.items() if self._wanted(n)}
 
     def engine_names(self) -> list[str]:
-        """The engines offered as far as known now (without rescanning)."""
+        """The engines offered as far as known now (without looking at the folder again)."""
         return list(self._offered())
 
     def engine_list(self) -> Deferred:
-        """Deferred ``[(name, description, [level names])]`` for the ENGINES reply."""
-        return self.engines().addCallback(lambda infos: [(i.name, i.description, list(i.levels)) for i in infos.values()])
+        """Deferred ``[(name, description, [level names])]`` for the ENGINES reply: the engines
+        offered, and each library that cannot be played as ``unavailable: <why>`` without levels."""
+
+        def listing(offered):
+            rows = [(i.name, i.description, list(i.levels)) for i in self._builtin.values() if i.name in offered]
+            for name in sorted(set(self._native) | set(self._probes)):
+                if not self._wanted(name):
+                    continue
+                if name in self._probes:
+                    rows.append((name, "unavailable: still being asked for its description and levels", []))
+                elif name in offered:
+                    info = offered[name]
+                    rows.append((name, info.description, list(info.levels)))
+                else:
+                    rows.append((name, f"unavailable: {self._native[name].error or 'it names no levels'}", []))
+            return rows
+
+        return self.engines().addCallback(listing)
 
     @property
     def engine_seats(self) -> int:
@@ -213,6 +259,8 @@ class Connect4Service(GameService):
         try:
             engine = registry.open_engine(
                 self.reactor, info.name, self.engines_dir, think=self.think, rng=self.rng,
+                # The move time is enforced on our clock (EnginePlayer, match._Guarded), which then
+                # kills the host with that reason; the host's own limit is only a backstop.
                 call_timeout=self.config.engine_time, auto_timeout=self.config.engine_time + 1,
                 start_timeout=self.config.engine_time, **self.host_policy,
             )
@@ -231,6 +279,10 @@ class Connect4Service(GameService):
 
     def _lookup(self, infos, name: str):
         if name not in infos:
+            known = self._native.get(name)
+            if known is not None and self._wanted(name):
+                why = known.error or "it names no levels"
+                raise ParseError(Code.ENGINE_FAILED, f"engine {name[:32]} is unavailable: {why}")
             raise ParseError(Code.UNKNOWN_ENGINE, f"no engine {name[:32]}; known: {', '.join(infos)}")
         return infos[name]
 
@@ -250,7 +302,7 @@ class Connect4Service(GameService):
                 return defer.fail(ParseError(
                     Code.BAD_COLUMN, f"the opening ends the game at move {n + 1} ({column}): {how}; nothing is left to play"
                 ))
-        return self.engines().addCallback(self._play_engine, person, name, level, player, board)
+        return self.engines((name,)).addCallback(self._play_engine, person, name, level, player, board)
 
     @defer.inlineCallbacks
     def _play_engine(self, infos, person, name, level, player, board):
@@ -289,7 +341,7 @@ class Connect4Service(GameService):
         every game is recorded. Deferred firing when the match is set up (ParseError if refused)."""
         if not 1 <= games <= self.config.match_games:
             raise ParseError(Code.BAD_ARGUMENTS, f"a match has 1 to {self.config.match_games} games")
-        return self.engines().addCallback(self._play_match, watcher, a, b, games, size)
+        return self.engines((a[0], b[0])).addCallback(self._play_match, watcher, a, b, games, size)
 
     def _play_match(self, infos, watcher, a, b, games, size):
         from gamed.connect4 import match
@@ -416,4 +468,4 @@ class Connect4Service(GameService):
         for game in list(self.games.values()):
             game.abort(Reason.SHUTDOWN)
         for running in list(self.matches):
-            running.stop("the server is shutting down")
+            running.stop("the server is shutting down", "shutdown")

@@ -520,6 +520,9 @@ def _play(args: Arguments, log: _LogWriter, replay, out, err) -> int:
 
         err("gamed-stratego: internal error in the referee:\n" + traceback.format_exc())
 
+    from gamed.children import end_children, process_tree
+
+    before = process_tree(os.getpid(), include_root=False)  # not ours to end: they ran before the match
     if replay is not None:
         seats = replay_seats(replay)
     else:
@@ -560,6 +563,10 @@ def _play(args: Arguments, log: _LogWriter, replay, out, err) -> int:
             display.close()
         log.close()
         signal.set_wakeup_fd(-1)
+        if any(isinstance(seat, PipeSeat) for seat in seats):
+            # The match is over: what the AIs forked and left behind (we are its subreaper, also
+            # of what left their groups with setsid) ends with it.
+            end_children(spare=before)
 
 
 def _end_players(loop: SelectorLoop, seats) -> None:

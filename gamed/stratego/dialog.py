@@ -7,7 +7,11 @@ gamed-stratego's ``pipes.PipeSeat`` (in its own loop, ``pipes.Waiter``).
 group while the other side thinks, ``QUIT`` with its grace period and the kill), one reply
 asked at a time with its whole-line timeout (§5.7), early lines kept within their budget
 (§5.1), a program judged gone when its input overflows, the killed group reaped (§5.6, §11 row
-2) and the exit status recorded. No Twisted and no clock of its own: a subclass provides the
+2) and the exit status recorded. Besides its group, the program's whole process tree is followed
+(looked at when it starts, while it plays at most every ``LOOK_EVERY`` seconds unless
+``follow_tree`` is off, and at the end:
+``gamed.children.process_tree``) and SIGKILLed with it, so that a child which left the group with
+``setsid()`` does not outlive the game. No Twisted and no clock of its own: a subclass provides the
 transport, the timers and the kind of awaitable (see the class). It is on the start-up path of
 gamed-stratego, which imports no Twisted (docs/performance.md).
 """
@@ -19,11 +23,13 @@ import os
 import signal
 from collections.abc import Callable
 
+from gamed import children
 from gamed.stratego.referee import TIMEOUT, MatchOptions
 from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, ReplyFramer, encode, resolve_program
 
 REAP_POLL = 0.002  # seconds between waitid polls for killed group members
 REAP_LIMIT = 1.0  # after SIGKILL: how long to wait for the group to die before giving up
+LOOK_EVERY = 1.0  # seconds between looks at a playing program's process tree (each costs a /proc walk)
 
 
 class ProgramDialog:
@@ -51,6 +57,10 @@ class ProgramDialog:
     """
 
     human = False
+    # Look at the program's process tree while it plays, at most every LOOK_EVERY seconds (and at
+    # setup and QUIT). gamed-stratego does not need to: at the end of its match it ends everything
+    # it is the subreaper of.
+    follow_tree = True
 
     def __init__(self, argument: str, options: MatchOptions, call_later, seconds: Callable[[], float]):
         self.argument = argument
@@ -78,6 +88,9 @@ class ProgramDialog:
         self._quit_waiters: list = []
         self._kill_timer = None
         self._reap_deadline = 0.0
+        self._tree: dict[int, int] = {}  # every process of the program seen so far: {pid: start}
+        self._escaped: set[int] = set()  # killed members of the tree outside the group, to reap
+        self._next_look = 0.0
 
         self.argv = resolve_program(argument)
         self.valid = self.argv is not None
@@ -100,6 +113,7 @@ class ProgramDialog:
         """``<COLOUR> <opponent> 10 10``; gives the (up to 4) lines that arrived in time."""
         if not self.valid:
             return self._ready([])
+        self._look()
         self._write(encode(f"{colour} {opponent} 10 10\n"))
         return self._run(self._setup_lines())
 
@@ -120,6 +134,8 @@ class ProgramDialog:
         """The 10 view lines, then one reply: its text, None at EOF, or TIMEOUT."""
         if not self.valid:
             return self._ready(None)
+        if self.follow_tree and self._seconds() >= self._next_look:
+            self._look()
         self._write(encode("\n".join(view) + "\n"))
         return self._read_line()
 
@@ -155,6 +171,7 @@ class ProgramDialog:
                 self._kill()
             return waiter
         self._quitting = True
+        self._look()
         self._cancel_read()
         self._signal_group(signal.SIGCONT)
         if result_line is not None:
@@ -258,6 +275,18 @@ class ProgramDialog:
 
     # --- signals and the end ---------------------------------------------------------------------
 
+    def _look(self) -> None:
+        """Remember the program's process tree as it is now (what it forked, in any session)."""
+        if self._pid is None or self._reaped:
+            return
+        self._next_look = self._seconds() + LOOK_EVERY
+        if not self._tree:  # the leader: not reaped yet when first looked at, so truly ours
+            self._tree.update(children.process_tree(self._pid))
+        for root, started in list(self._tree.items()):
+            tree = children.process_tree(root)
+            if tree.get(root) == started:  # not a reused pid
+                self._tree.update(tree)
+
     def _signal_group(self, signum: int) -> None:
         if self._pid is None or self._reaped:
             return
@@ -265,6 +294,9 @@ class ProgramDialog:
             os.killpg(self._pid, signum)
         except (ProcessLookupError, PermissionError):
             pass  # the group is empty (or its leader has not made it yet)
+        if signum == signal.SIGKILL:
+            self._look()
+            self._escaped |= set(children.end_processes(self._tree)) - {self._pid}
 
     def _grace_over(self) -> None:
         self._kill_timer = None
@@ -293,6 +325,11 @@ class ProgramDialog:
                 return
             if info.si_pid == pid:
                 self._record(info)
+        if self._escaped:  # our children once their parents are gone (we are their subreaper)
+            self._escaped = children.reap(self._escaped)
+            if self._escaped and self._seconds() < self._reap_deadline:
+                self._call_later(REAP_POLL, self._reap)
+                return
         self._reaped = True
         self._group_reaped()
 

@@ -8,9 +8,10 @@ daemon keeps for its many matches (``gamed.stratego.process.ProgramSeat``):
 - ``SelectorLoop``: epoll (poll where there is none) for the pipes and stdin, timers on the
   monotonic clock, signals through ``signal.set_wakeup_fd`` (handled between events, never in the middle of
   one), and ``start(coroutine)``, which runs the referee: it awaits ``Waiter`` objects.
-- ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``os.posix_spawn`` as the leader
-  of a new session and process group (no helper process, ``argv[0]`` as given, no PATH search,
-  SIGPIPE and SIGXFSZ back to their defaults). The UCC dialog itself (replies framed by
+- ``PipeSeat``: an AI program (ucc-stratego §2.5, §5) started with ``fork`` and ``execve``
+  (``gamed.children.spawn_leader``) as the leader of a new session and process group (no helper
+  process, ``argv[0]`` as given, no PATH search, SIGPIPE and SIGXFSZ back to their defaults,
+  SIGKILL as its parent death signal: it dies with gamed-stratego, even a SIGKILLed one). The UCC dialog itself (replies framed by
   ``wire.ReplyFramer``, whole lines timed (§5.7), the group paused while the other side thinks
   (§5.9), ``QUIT``, a grace period, SIGKILL to the group and reaping (§5.6, §11 row 2)) is
   ``dialog.ProgramDialog``, which the daemon's ``ProgramSeat`` shares; this seat gives it the
@@ -29,7 +30,7 @@ import signal
 import time
 from collections.abc import Callable
 
-from gamed.children import become_subreaper
+from gamed.children import become_subreaper, spawn_leader
 from gamed.stratego.console import ConsoleLines
 from gamed.stratego.dialog import REAP_LIMIT, REAP_POLL, ProgramDialog
 from gamed.stratego.referee import MatchOptions, Ready
@@ -247,6 +248,7 @@ class PipeSeat(ProgramDialog):
     _waiter = Waiter
     _ready = Ready
     _fire = staticmethod(Waiter.fire)
+    follow_tree = False  # the CLI ends all it is the subreaper of when the match is over
 
     def __init__(self, argument: str, options: MatchOptions, loop: SelectorLoop, env: dict, warn=None):
         super().__init__(argument, options, loop.call_later, loop.seconds)
@@ -269,12 +271,8 @@ class PipeSeat(ProgramDialog):
         try:
             stdin_read, stdin_write = _pipe(ends)
             stdout_read, stdout_write = _pipe(ends)
-            actions = [(os.POSIX_SPAWN_DUP2, stdin_read, 0), (os.POSIX_SPAWN_DUP2, stdout_write, 1)]
-            defaults = (signal.SIGPIPE, signal.SIGXFSZ)  # Python ignores them; an exec keeps that
-            try:
-                self._pid = os.posix_spawn(self.argv[0], self.argv, env, file_actions=actions, setsigdef=defaults, setsid=True)
-            except NotImplementedError:  # no POSIX_SPAWN_SETSID: a new process group at least
-                self._pid = os.posix_spawn(self.argv[0], self.argv, env, file_actions=actions, setsigdef=defaults, setpgroup=0)
+            # A session leader with SIGKILL as its parent death signal: it dies with us.
+            self._pid = spawn_leader(self.argv[0], self.argv, env, stdin_read, stdout_write)
         except OSError as e:
             # §2.5: an exec that fails after the checks behaves like a program that exits at once.
             self._warn(f"{self.name}: could not start {self.argv!r}: {e.strerror or e}")

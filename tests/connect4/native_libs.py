@@ -86,6 +86,8 @@ VARIANTS = {
     "garbage": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 99;"),
     "full": GOOD.replace("#define AUTO_BODY", "#define AUTO_BODY return 0;"),  # column 0, even when full
     "missing": GOOD.replace("int C4_IsTie(void)", "int C4_IsTie_misspelt(void)"),
+    # C4_Desc never returns: the engine cannot even say what it is.
+    "mute": GOOD.replace("void C4_Desc(char *pc, size_t size) {", "void C4_Desc(char *pc, size_t size) { volatile int spin = 1; while (spin) ;"),
 }
 
 
@@ -128,3 +130,29 @@ def shipped_source(file: str) -> str:
     return (NATIVE / file).read_text()
 
 
+
+
+ESCAPE = r"""
+#include <signal.h>
+#include <unistd.h>
+/* A child that leaves the host's process group and session, writes its pid, and waits forever. */
+static void escape(void) {
+    if (fork() == 0) {
+        FILE *f;
+        setsid();
+        f = fopen(PIDFILE ".tmp", "w");
+        if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); rename(PIDFILE ".tmp", PIDFILE); }
+        for (;;) pause();
+    }
+}
+"""
+
+
+def escaping_engine(pidfile: str, think_forever: bool = False) -> str:
+    """The good engine, but C4_NewGame forks a child that calls setsid() and writes its pid to
+    ``pidfile``; with ``think_forever``, C4_AutoMove never returns (it spins)."""
+    source = GOOD.replace("#include <stdlib.h>\n", "#include <stdlib.h>\n" + f'#define PIDFILE "{pidfile}"\n' + ESCAPE, 1)
+    source = source.replace("long x, y; (void)num;", "long x, y; (void)num; escape();", 1)
+    if think_forever:
+        source = source.replace("#define AUTO_BODY", "#define AUTO_BODY { volatile int spin = 1; while (spin) ; }", 1)
+    return source

@@ -97,3 +97,27 @@ def test_every_game_of_an_engine_match_is_recorded():
         for move in record.moves:
             board.drop(int(move.move))
         assert board.is_over() and sum(record.scores) == 1.0
+
+
+def test_a_match_game_cut_short_by_a_shutdown_is_recorded_as_shutdown():
+    from twisted.internet.defer import Deferred
+
+    clock, store = Clock(), MemoryStore()
+    searches: list[tuple[Deferred, object]] = []
+
+    def think(work):  # a search still running in its thread when the daemon stops
+        d = Deferred()
+        searches.append((d, work))
+        return d
+
+    service = Connect4Service(Connect4Settings(board=False), Limits(), clock, rng=random.Random(3), think=think,
+                              hub=LiveHub(clock, store))
+    watcher = greeted(service, "MATCH gamed:0 gamed:4 2 4x4")
+    assert len(searches) == 1 and not store.records
+    service.abort_games()
+    d, work = searches.pop()
+    d.callback(work())  # the search ends after the stop
+    (record,) = store.records
+    assert (record.reason, record.rated, record.scores) == ("shutdown", False, (0.0, 0.0))
+    assert any(line.startswith("MATCHEND gamed:0 0 gamed:4 0 0 stopped: the server is shutting down")
+               for line in watcher.read()), "the watcher is told why"

@@ -11,7 +11,8 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from gamed.connect4.native_engine import EngineFailed, NativeEngine
-from tests.connect4.native_libs import VARIANTS, compile_engines
+from tests.connect4.native_libs import VARIANTS, compile_engines, escaping_engine
+from tests.procs import read_pid, wait_gone
 
 # Real subprocesses and the real reactor: run with the integration tests (make integration).
 pytestmark = pytest.mark.integration
@@ -181,3 +182,23 @@ async def test_close_kills_a_thinking_host(libs):
     await task.deferLater(reactor, 0.2, lambda: None)
     await finish(e)
     assert "closed" in (await expect_failure(thinking)).reason
+
+
+@pytest.mark.parametrize("how", ["close", "kill", "kill while thinking"])
+@pytest_twisted.ensureDeferred
+async def test_what_the_engine_forked_ends_with_its_host(tmp_path, how):
+    pidfile = tmp_path / "escaped"
+    lib = compile_engines(tmp_path, {"escape": escaping_engine(str(pidfile), think_forever="thinking" in how)})["escape"]
+    e = make(lib, auto_timeout=30, close_grace=0.5)
+    assert await bounded(e.new_game(7, 6)) is True
+    pid = read_pid(pidfile)
+    assert os.getsid(pid) == pid and os.getpgid(pid) != e.pid, "it left the host's session and group"
+    if how == "close":
+        await finish(e)
+    else:
+        if "thinking" in how:
+            thinking = e.auto_move(0, 0)
+        await bounded(e.kill("the game is over"), 5)
+        if "thinking" in how:
+            assert (await expect_failure(thinking)).reason == "the game is over"
+    assert wait_gone([e.pid, pid], 5) == [], "the engine's setsid() child outlived its host"

@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import random
+import sqlite3
 import subprocess
 import sys
 
@@ -22,7 +23,8 @@ from twisted.internet import defer, reactor, task
 from gamed.connect4 import rules
 from gamed.connect4.engines import AlphaBeta
 from gamed.connect4.rules import Board
-from tests.connect4.native_libs import VARIANTS, compile_engines, install_book, shipped_source
+from tests.connect4.native_libs import VARIANTS, compile_engines, escaping_engine, install_book, shipped_source
+from tests.procs import read_pid, wait_gone
 from tests.integration.support import LOOPBACK, ROOT, connect
 
 ENGINE_TIME = 3  # seconds an engine may think per move (the hanging engine is cut off after it)
@@ -103,12 +105,16 @@ async def test_engines_folder_is_listed(start_daemon, engines_dir):
     while lines[-1] != "ENGINE END":
         lines.append(await client.next_line())
     engines = {line.split()[1]: line for line in lines if line.startswith("ENGINE ") and line != "ENGINE END"}
-    assert sorted(engines) == ["crash", "full", "gamed", "garbage", "good", "hang", "solver"]
+    assert sorted(engines) == ["crash", "full", "gamed", "garbage", "good", "hang", "missing", "solver"]
     assert engines["solver"].startswith("ENGINE solver 3 Perfect-play solver")
     assert "opening book of every position after 12 moves" in engines["solver"]
     assert "LEVEL solver 2 Perfect (exact on 7x6, <= 1 s a move; heuristic on other sizes)" in lines
     assert "LEVEL good 1 Hard" in lines
-    assert "missing" in daemon.text and "is not offered" in daemon.text  # a symbol is missing: logged, not listed
+    # A symbol is missing: listed as unavailable with the reason, and logged.
+    assert engines["missing"] == "ENGINE missing 0 unavailable: engine engine.so failed to load: missing symbol C4_IsTie"
+    assert "connect4 engine missing" in daemon.text and "is unavailable: " in daemon.text
+    client.send("PLAY missing:0")
+    assert (await client.expect("ERROR")).startswith("ERROR 408 engine missing is unavailable: engine engine.so failed")
 
 
 @pytest_twisted.ensureDeferred
@@ -263,3 +269,102 @@ async def test_an_engine_removed_after_it_was_listed_is_refused_cleanly(start_da
     client.send("PLAY late:1 SECOND 5x4")
     assert (await client.expect("START", timeout=15)) == "START 1 1 5x4 late:1"
     assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_sigkilled_daemon_leaves_no_engine_host_nor_what_it_forked(start_daemon, tmp_path):
+    # The engine forks a child that leaves the host's session, then thinks for ever; the daemon is
+    # SIGKILLed meanwhile (no stopService runs): the host and that child must end all the same.
+    folder = tmp_path / "engines"
+    folder.mkdir()
+    pidfile = tmp_path / "escaped"
+    compile_engines(folder, {"thinker": escaping_engine(str(pidfile), think_forever=True)})
+    daemon = await start_daemon(
+        "--connect4-engines", str(folder), "--connect4-engine-time", "60", kalaha="none", connect4=LOOPBACK
+    )
+    person = await connect(daemon.ports["connect4"])
+    person.send("PLAY thinker:0 SECOND")
+    assert (await person.expect("START", timeout=15)).startswith("START 1 1 7x6 thinker:0")
+    escaped = read_pid(pidfile)
+    hosts = host_processes(str(folder))
+    assert escaped in hosts and len(hosts) == 2, "the host and the child it forked"
+    daemon.signal("KILL")
+    await daemon.ended
+    assert wait_gone(hosts + [escaped], 10) == [], "an engine host or its child outlived the daemon"
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_shutdown_during_a_match_stores_its_game_as_interrupted(start_daemon, engines_dir, tmp_path):
+    database = tmp_path / "records.sqlite"
+    daemon = await start_daemon(
+        "--connect4-engines", engines_dir, "--connect4-engine-time", "60", "--records", f"sqlite:{database}",
+        kalaha="none", connect4=LOOPBACK,
+    )
+    watcher = await connect(daemon.ports["connect4"])
+    watcher.send("MATCH hang:0 good:0 2")
+    assert (await watcher.expect("OK")) == "OK MATCH hang:0 good:0 2 7x6"
+    await settle(lambda: host_processes(engines_dir))  # the first game runs: hang thinks for ever
+    assert await daemon.stop()
+    with sqlite3.connect(database) as db:
+        rows = db.execute("SELECT game, reason, rated FROM matches").fetchall()
+    assert rows == [("connect4", "shutdown", 0)], daemon.text[-3000:]
+    assert "engine work cancelled" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_engine_past_its_time_is_told_and_logged_with_the_same_time(start_daemon, engines_dir):
+    import re
+
+    daemon = await started(start_daemon, engines_dir)
+    person = await connect(daemon.ports["connect4"])
+    person.send("BOARD OFF", "PLAY hang:0 SECOND")
+    abort = await person.expect("ABORT", timeout=ENGINE_TIME + 10)
+    assert abort == f"ABORT ENGINE the engine failed: the engine did not move within {ENGINE_TIME} s", abort
+    watcher = await connect(daemon.ports["connect4"])
+    watcher.send("MATCH hang:0 good:0 2")
+    games = [await watcher.expect("MATCHGAME", timeout=ENGINE_TIME + 10) for _ in range(2)]
+    assert games[0].endswith(f"hang:0 failed: no move within {ENGINE_TIME} s"), games
+    assert games[1].endswith(f"hang:0 failed to start: no move within {ENGINE_TIME} s"), games
+    await watcher.expect("MATCHEND")
+    told = set(re.findall(r"within (\d+) s", " ".join([abort, *games])))
+    logged = set(re.findall(r"within (\d+) s", daemon.text))
+    assert told == logged == {str(ENGINE_TIME)}, [l for l in daemon.text.splitlines() if "within" in l]
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_engine_that_hangs_describing_itself_delays_nobody(start_daemon, tmp_path):
+    # "mute" never returns from C4_Desc. ENGINES answers while it is still being asked, PLAY of
+    # another engine does not wait for it, and once its time is up it is listed as unavailable
+    # with the reason; a PLAY of it is refused with that reason. It is asked once, not again.
+    folder = tmp_path / "engines"
+    folder.mkdir()
+    compile_engines(folder, {name: VARIANTS[name] for name in ("good", "mute")})
+    daemon = await start_daemon(
+        "--connect4-engines", str(folder), "--connect4-engine-time", "5", kalaha="none", connect4=LOOPBACK
+    )
+    client = await connect(daemon.ports["connect4"])
+
+    async def listing() -> dict[str, str]:
+        client.send("ENGINES")
+        lines = [await client.expect("ENGINE", timeout=15)]
+        while lines[-1] != "ENGINE END":
+            lines.append(await client.next_line())
+        return {line.split()[1]: line for line in lines if line != "ENGINE END" and line.startswith("ENGINE ")}
+
+    first = await listing()
+    assert first["mute"] == "ENGINE mute 0 unavailable: still being asked for its description and levels", first
+    assert first["good"] == "ENGINE good 2 lowest column first"
+    player = await connect(daemon.ports["connect4"])
+    player.send("BOARD OFF", "PLAY good:0")
+    assert (await player.expect("START")).startswith("START 1 0 7x6 good:0")
+    assert (await listing())["mute"].endswith("still being asked for its description and levels")
+    for _ in range(100):
+        now = await listing()
+        if "still being asked" not in now["mute"]:
+            break
+        await task.deferLater(reactor, 0.1, lambda: None)
+    assert now["mute"] == "ENGINE mute 0 unavailable: C4_Desc did not answer within 5 s", now
+    client.send("PLAY mute:0")
+    assert (await client.expect("ERROR")) == "ERROR 408 engine mute is unavailable: C4_Desc did not answer within 5 s"
+    await settle(lambda: len(host_processes(str(folder))) == 1)  # mute's host is gone; good's plays on
+    assert daemon.text.count("connect4 engine mute") == 1, "asked once (the library did not change)"

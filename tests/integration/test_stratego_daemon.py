@@ -10,6 +10,8 @@ import pathlib
 
 import pytest
 import pytest_twisted
+from tests.procs import wait_gone
+from tests.stratego.puppet import write_script
 from tests.stratego.programs import compile_fast_ai
 from twisted.internet import reactor, task
 
@@ -100,6 +102,19 @@ async def test_stopping_the_daemon_mid_game_kills_the_ais_and_records_the_abort(
     assert games and all(g["aborted"] for g in games)
     assert not [line for line in daemon.text.splitlines() if "Traceback" in line]
     assert _sleepers(tmp_path) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_sigkilled_daemon_leaves_no_ai_running(start_daemon, tmp_path):
+    # No stopService runs: the programs die of their parent death signal.
+    config = pathlib.Path(sleeping_ais(tmp_path))
+    write_script(tmp_path / "slow.sh", "import time\ntime.sleep(60)\n")  # one process, no fork
+    daemon = await start_daemon("--config", str(config))
+    await wait_for(lambda: len(_sleepers(tmp_path)) == 2, 20, "both programs of the first game to run")
+    programs = _sleepers(tmp_path)
+    daemon.signal("KILL")
+    await daemon.ended
+    assert wait_gone(programs, 10) == [], "a Stratego program outlived the SIGKILLed daemon"
 
 
 def _sleepers(tmp_path) -> list[int]:

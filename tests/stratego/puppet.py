@@ -21,7 +21,9 @@ PYTHON = os.path.realpath(sys.executable)  # the venv's interpreter would only s
 # decides when it answers), --fork (a child that sleeps in the same process group), --linger
 # (ignore SIGTERM and sleep after QUIT), --record FILE (append every line read, as repr), --group
 # FILE (write the group id at start), --flood-after-setup N (N bytes of "garbage\n" right after
-# the setup, then sleep).
+# the setup, then sleep), --escape FILE (a child that leaves the group with setsid(), writes its
+# pid to FILE and sleeps), --escape-orphan FILE (the same from a grandchild whose parent exits at
+# once: it is orphaned before the game starts).
 PUPPET = r'''
 import codecs, os, signal, sys, time
 
@@ -31,7 +33,7 @@ args = sys.argv[1:]
 opts = {}
 while args and args[0].startswith("--"):
     flag = args.pop(0)[2:]
-    opts[flag] = args.pop(0) if flag in ("setup", "think", "think-until", "record", "group", "flood-after-setup") else True
+    opts[flag] = args.pop(0) if flag in ("setup", "think", "think-until", "record", "group", "flood-after-setup", "escape", "escape-orphan") else True
 plan = [codecs.decode(item, "unicode_escape") for item in args]
 out = sys.stdout.buffer
 
@@ -62,6 +64,24 @@ if "fork" in opts and os.fork() == 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     time.sleep(30)
     os._exit(0)
+def escape(path):
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with open(path + ".tmp", "w") as f:
+        f.write("%d\n" % os.getpid())
+    os.rename(path + ".tmp", path)
+    time.sleep(60)
+    os._exit(0)
+
+if "escape" in opts and os.fork() == 0:
+    escape(opts["escape"])
+if "escape-orphan" in opts:
+    middle = os.fork()
+    if middle == 0:
+        if os.fork() == 0:
+            escape(opts["escape-orphan"])
+        os._exit(0)
+    os.waitpid(middle, 0)
 if "die" in opts:
     sys.exit(3)
 colour = read().split()[0]

@@ -23,6 +23,8 @@ from twisted.internet import defer
 from gamed.stratego import cli
 from gamed.stratego.cli import parse_arguments
 from gamed.stratego.referee import BLUE, RED, StrategoReferee
+from tests.procs import read_pid, wait_gone
+from tests.stratego.puppet import PUPPET, write_script
 from tests.stratego.scripted import BLUE_DEFAULT, RED_DEFAULT, ScriptedSeat
 
 # Real subprocesses and the real reactor: run with the integration tests (make integration).
@@ -420,6 +422,33 @@ def test_a_signal_ends_the_match_with_128_plus_the_signal_11_17(tmp_path, signum
     out, err = proc.communicate(timeout=10)
     assert (proc.returncode, out) == (128 + signum, b"")
     assert "Game ends" not in (tmp_path / "s.log").read_text()
+
+
+def test_what_the_ais_left_behind_ends_with_the_match(tmp_path):
+    # RED's grandchild leaves its group with setsid() and is orphaned before the game starts: only
+    # gamed-stratego, its subreaper, still knows it, and ends it when the match is over.
+    puppet = write_script(tmp_path / "puppet", PUPPET)
+    escaped = tmp_path / "escaped"
+    done = run(f"{puppet} --escape-orphan {escaped} '0 3 DOWN'", f"{puppet} SURRENDER", cwd=tmp_path)
+    assert done.stdout.decode().endswith("BLUE SURRENDER 1 148 148\n"), done
+    assert wait_gone([read_pid(escaped)]) == [], "an AI's orphan outlived the match"
+
+
+def test_the_ais_die_with_a_sigkilled_gamed_stratego(tmp_path):
+    puppet = write_script(tmp_path / "puppet", PUPPET)
+    red, blue = tmp_path / "red", tmp_path / "blue"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gamed.stratego.cli", f"{puppet} --group {red} @sleep", f"{puppet} --group {blue} @sleep"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment(),
+    )
+    try:
+        pids = [read_pid(red), read_pid(blue)]
+        proc.kill()
+        proc.wait(timeout=10)
+        assert wait_gone(pids) == [], "an AI outlived the SIGKILLed gamed-stratego"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
 
 
 def _default_signals() -> None:

@@ -72,12 +72,14 @@ def test_resolve_program_follows_2_5(tmp_path, monkeypatch):
 
 
 def test_leader_command_keeps_argv0_and_never_searches_path(tmp_path):
-    if children._SETSID is not None:
-        assert leader_command(["/x/ai", "1"]) == (children._SETSID, ["setsid", "--", "/x/ai", "1"])
+    if children._SETSID is not None and children._SETPRIV is not None:
+        assert leader_command(["/x/ai", "1"]) == (
+            children._SETPRIV, ["setpriv", "--pdeathsig", "KILL", "--", children._SETSID, "--", "/x/ai", "1"]
+        )
         assert leader_command(["./ai"])[1][-1] == "./ai"
     for argv, cwd, path in ((["ai", "1"], None, "./ai"), (["./ai"], str(tmp_path), os.path.abspath("./ai"))):
         executable, args = leader_command(argv, cwd)
-        assert executable == children._PYTHON and args[-len(argv) - 1 :] == [path, *argv]
+        assert executable == children._PYTHON and args[-len(argv) - 2 :] == [str(os.getpid()), path, *argv]
 
 
 @pytest_twisted.ensureDeferred

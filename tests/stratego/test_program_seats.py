@@ -22,6 +22,7 @@ import pytest_twisted
 
 from gamed.stratego.referee import Outcome
 from gamed.stratego.wire import OVERLONG
+from tests.procs import read_pid, wait_gone
 from tests.stratego.puppet import PUPPET, PYTHON, group_members, write_script
 from tests.stratego.seat_harness import FLOOD, INTROSPECT, UNINTELLIGIBLE, options, peak_growth, reset_peak_rss
 
@@ -334,3 +335,18 @@ async def test_the_idle_ai_is_stopped_while_the_other_thinks(seats, tmp_path, pu
             assert all(state == "T" for _, state in members), members
         else:
             assert not any(state == "T" for _, state in members), members
+
+
+# --- what escapes the group ends with the game -------------------------------------------------------
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_child_that_left_the_group_with_setsid_ends_with_the_game(seats, tmp_path, puppet):
+    escaped = tmp_path / "escaped"
+    result, red, _, _ = await seats.play(
+        f"{puppet} --escape {escaped} '0 3 DOWN'", f"{puppet} SURRENDER", options(quit_grace=0.3)
+    )
+    assert result.line == f"{puppet} BLUE SURRENDER 1 148 148"
+    pid = read_pid(escaped)
+    assert pid != red.pid
+    assert wait_gone([pid]) == [], "the child that left the AI's group with setsid() outlived the game"
