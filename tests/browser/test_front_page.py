@@ -17,30 +17,37 @@ def test_the_front_page_lists_a_live_game_and_links_to_its_board(site, page, con
     page.get(site.url + "/")
 
     def our_row(d):
+        # The list is redrawn as the games change: read the row in one go (wait_for reads again
+        # when the page replaced it meanwhile), never keep the element for later.
         for row in d.find_elements(By.CSS_SELECTOR, "#games tr[data-id]"):
             if "carol" in row.text and "dave" in row.text:
-                return row
+                return {
+                    "id": row.get_attribute("data-id"),
+                    "game": row.get_attribute("data-game"),
+                    "name": row.find_element(By.CSS_SELECTOR, "td.game").text,
+                    "turn": row.find_element(By.CSS_SELECTOR, "td.turn").text,
+                    "spectators": row.find_element(By.CSS_SELECTOR, "td.spectators").text,
+                }
         return None
 
     row = wait_for(page, our_row, "the game of carol and dave on the front page")
-    table_id = row.get_attribute("data-id")
-    assert row.get_attribute("data-game") == "kalaha"
-    assert row.find_element(By.CSS_SELECTOR, "td.game").text == "Kalaha"
-    assert row.find_element(By.CSS_SELECTOR, "td.turn").text == "0"
-    assert row.find_element(By.CSS_SELECTOR, "td.spectators").text.isdigit()
+    table_id = row["id"]
+    assert (row["game"], row["name"], row["turn"]) == ("kalaha", "Kalaha", "0")
+    assert row["spectators"].isdigit()
     assert page.find_element(By.CSS_SELECTOR, "#leaderboards a[data-game=kalaha]").get_attribute("href").endswith(
         "ratings.html?game=kalaha"
     )
 
     game.move()  # the list follows the game live
+    ours = f'#games tr[data-id="{table_id}"]'
     wait_for(
         page,
-        lambda d: d.find_element(By.CSS_SELECTOR, f'#games tr[data-id="{table_id}"]').get_attribute("data-turn") == "1",
+        lambda d: d.find_element(By.CSS_SELECTOR, ours).get_attribute("data-turn") == "1"
+        and d.find_element(By.CSS_SELECTOR, ours + " td.turn").text == "1",
         "the front page to show turn 1",
     )
-    assert page.find_element(By.CSS_SELECTOR, f'#games tr[data-id="{table_id}"] td.turn').text == "1"
-
-    page.find_element(By.CSS_SELECTOR, f'#games tr[data-id="{table_id}"] td.watch a').click()
+    # a redraw can replace the link between finding and clicking it: find it again then
+    wait_for(page, lambda d: d.find_element(By.CSS_SELECTOR, ours + " td.watch a").click() or True, "the Watch link")
     wait_for(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#board .pit")) == 12, "the board page")
     assert page.current_url.endswith(f"game.html?id={table_id}")
     players = page.find_element(By.ID, "players").text
