@@ -214,12 +214,7 @@ def end_processes(processes: dict[int, int], rounds: int = 20) -> dict[int, int]
         if not todo:
             break
         for pid, started in todo.items():
-            stat = _stat(pid)
-            if stat is not None and stat[1] == started:
-                try:
-                    os.kill(pid, signal.SIGSTOP)
-                except OSError:
-                    continue
+            if _signal_same(pid, started, signal.SIGSTOP):
                 stopped[pid] = started
         found: dict[int, int] = {}
         for pid in list(todo):
@@ -228,13 +223,21 @@ def end_processes(processes: dict[int, int], rounds: int = 20) -> dict[int, int]
                     found[child] = started
         todo = found
     for pid, started in stopped.items():
-        stat = _stat(pid)
-        if stat is not None and stat[1] == started:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        _signal_same(pid, started, signal.SIGKILL)
     return stopped
+
+
+def _signal_same(pid: int, started: int, sig: int) -> bool:
+    """Send ``sig`` to ``pid`` if it still is the process that started at ``started`` (not a new
+    one that reused its number); True when it was sent."""
+    stat = _stat(pid)
+    if stat is None or stat[1] != started:
+        return False
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        return False
+    return True
 
 
 def _zombie_parent(pid: int) -> int | None:
