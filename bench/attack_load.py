@@ -121,6 +121,17 @@ PROBE_PORTS = ("kalaha", "connect4", "fight", "combat", "web")
 WEB_PROBE = b"GET /api/games HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 PROBE_TIMEOUT = 5.0
 
+# The Default map's MSG_OPTIONS (docs/protocols/combat.md, the first session): a Combat client that
+# floods sends it first, so that at a table it hosts every REQ_SYNC is answered with the 100 cells.
+_DEFAULT_MAP = bytes.fromhex(
+    "0a0a" + "10" * 40 + "0000020200000202000000000202000002020000" + "20" * 40
+    + "010601080504040403020101" + "0144656661756c740000"
+)  # fmt: skip
+COMBAT_OPTIONS = (
+    (3).to_bytes(4, "big") + (len(_DEFAULT_MAP) + 1).to_bytes(4, "big")
+    + bytes((b + 1) & 0xFF for b in _DEFAULT_MAP) + b"\0"
+)  # fmt: skip
+
 
 # --- the daemon ------------------------------------------------------------------------------
 
@@ -613,7 +624,7 @@ class Attacker:
             ports = ("kalaha", "connect4", "fight", "combat-text", "web")
             todo = [Attack(ports[i % len(ports)]) for i in range(args.slowloris)]
         elif kind == "flood":
-            ports = ("kalaha", "connect4", "combat", "combat-text")
+            ports = args.flood_ports
             todo = [Attack(ports[i % len(ports)]) for i in range(args.flood)]
         elif kind == "sse":
             todo = [Attack("web", self.game_id()) for _ in range(args.sse)]
@@ -704,6 +715,8 @@ class Attacker:
                          "Accept: text/event-stream\r\n\r\n").encode()  # fmt: skip
             elif kind == "slowloris" and a.port == "web":
                 first = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            elif kind in ("flood", "noread") and a.port == "combat":
+                first = COMBAT_OPTIONS  # the table's map, if this connection hosts it
             if first:
                 self.send(a, first)
             mask = {"flood": EPOLLIN | EPOLLOUT | EPOLLRDHUP, "noread": EPOLLOUT | EPOLLRDHUP, "sse": EPOLLRDHUP}
@@ -791,7 +804,7 @@ class AttackerProcess:
         argv = [
             sys.executable, __file__, "--attacker", json.dumps(d.ports),
             "--idle", str(args.idle), "--slowloris", str(args.slowloris), "--flood", str(args.flood),
-            "--sse", str(args.sse), "--noread", str(args.noread),
+            "--sse", str(args.sse), "--noread", str(args.noread), "--flood-ports", ",".join(args.flood_ports),
             "--noread-requests", str(args.noread_requests), "--max-reconnects", str(args.max_reconnects),
             "--seed", str(args.seed), "--max-seconds", str(args.max_seconds),
         ]  # fmt: skip
@@ -1027,6 +1040,8 @@ def parse_args(argv=None):
     p.add_argument("--idle", type=int, default=1000, help="idle connections [%(default)s]")
     p.add_argument("--slowloris", type=int, default=200, help="slowloris connections [%(default)s]")
     p.add_argument("--flood", type=int, default=50, help="flooding connections [%(default)s]")
+    p.add_argument("--flood-ports", default="kalaha,connect4,combat,combat-text",
+                   help="the ports the flooders share, in turn [%(default)s]")  # fmt: skip
     p.add_argument("--sse", type=int, default=100, help="event streams that never read [%(default)s]")
     p.add_argument("--noread", type=int, default=10, help="Combat clients that never read [%(default)s]")
     p.add_argument("--noread-requests", type=int, default=500_000,
@@ -1049,6 +1064,10 @@ def parse_args(argv=None):
         args.window, args.settle, args.drain, args.warmup = 4.0, 5.0, 20.0, 20.0
         args.wait_quiet = min(args.wait_quiet, 10.0)
     args.attacks = [a for a in args.attacks.split(",") if a]
+    args.flood_ports = [x for x in args.flood_ports.split(",") if x]
+    wrong = set(args.flood_ports) - {"kalaha", "connect4", "combat", "combat-text"}
+    if wrong or not args.flood_ports:
+        p.error(f"--flood-ports: kalaha, connect4, combat or combat-text, not {', '.join(sorted(wrong)) or 'none'}")
     unknown = set(args.attacks) - set(ATTACKS)
     if unknown:
         p.error(f"unknown attacks: {', '.join(sorted(unknown))} (known: {', '.join(ATTACKS)})")
