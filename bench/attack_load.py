@@ -864,29 +864,42 @@ class AttackerProcess:
 
 
 def settle(gen: SteadyLoad, d: Daemon, quiet: dict, limit: float, drain: float) -> dict:
-    """After an attack: serve the games until the daemon's RSS is within TARGET_RSS of the quiet
-    window's (at most ``limit`` seconds), then until the games' move rate over a second is back to
-    80 % of the quiet window's (at most ``drain`` seconds from the attack's end)."""
+    """After an attack, serving the games in steps of half a second: when the daemon's RSS is back
+    within TARGET_RSS of the quiet window's (looked for during ``limit`` seconds), and when the
+    games' move rate over a step is back to 80 % of the quiet window's (during ``drain`` seconds)."""
     t0 = perf()
     quiet_kb = quiet["rss_kb"]["median"]
     bound = quiet_kb * (1 + TARGET_RSS)
-    gen.rss = []
-    back = gen.run(limit, until=lambda: bool(gen.rss) and gen.rss[-1] <= bound)
-    after = perf() - t0
-    rss_kb = gen.rss[-1] if gen.rss else d.rss_kb()
     quiet_rate = sum(quiet[g]["rate"] for g in GAMES)
-    calm = False  # the games' move rate over a second back to 80 % of the quiet window's
-    while perf() - t0 < max(limit, drain) and not calm:
+    back_at = calm_at = rss_kb = None
+    while True:
+        elapsed = perf() - t0
+        if (back_at is not None or elapsed >= limit) and (calm_at is not None or elapsed >= drain):
+            break
         gen.reset()
         gen.clear()
         gen.measuring = True
         t1 = perf()
-        gen.run(1.0)
+        gen.run(0.5)
         gen.measuring = False
         moves = len(gen.lat) + sum(len(gen.stats[g].lat) for g in GAMES if g != "kalaha")
-        calm = moves / (perf() - t1) >= 0.8 * quiet_rate
-    return {"back": back, "after_s": after, "rss_kb": rss_kb, "quiet_kb": quiet_kb, "calm": calm,
-            "calm_after_s": perf() - t0}  # fmt: skip
+        now = perf() - t0
+        kb = d.rss_kb()
+        if back_at is None and rss_kb is None:
+            if kb <= bound:
+                back_at, rss_kb = now, kb
+            elif now >= limit:
+                rss_kb = kb  # not back: the RSS at the end of the settle time
+        if calm_at is None and moves / (perf() - t1) >= 0.8 * quiet_rate:
+            calm_at = now
+    return {
+        "back": back_at is not None,
+        "after_s": back_at if back_at is not None else limit,
+        "rss_kb": rss_kb if rss_kb is not None else d.rss_kb(),
+        "quiet_kb": quiet_kb,
+        "calm": calm_at is not None,
+        "calm_after_s": calm_at if calm_at is not None else drain,
+    }
 
 
 def run_phases(args) -> dict:
