@@ -32,24 +32,31 @@ between two quiet windows; in order:
             handshake) and the web, each sending one byte every 2 s and never a line end (the web:
             a request line, then header bytes that never end the headers);
   flood     50 connections writing garbage as fast as the kernel takes it (Kalaha and Connect Four:
-            unknown command lines; Combat 5688: REQ_SYNC ``0000000b``; the Combat handshake: HELP
-            lines), reading and discarding what they get, reconnecting when closed;
+            unknown command lines; Combat 5688: the Default map's MSG_OPTIONS, then REQ_SYNC
+            ``0000000b``; the Combat handshake: HELP lines; ``--flood-ports``), reading and
+            discarding what they get, reconnecting when closed;
   sse       100 event streams (``/api/games/<id>/events`` of running games) that never read
             (receive buffer 4 KiB), reopened on another game when the daemon closes one;
-  noread    10 Combat clients (5688) that send REQ_SYNC as fast as the kernel takes it (at most
-            ``--noread-requests`` each) and never read (receive buffer 4 KiB).
+  noread    10 Combat clients (5688) that send the Default map's MSG_OPTIONS (the hosts' are
+            taken), then REQ_SYNC as fast as the kernel takes it (at most ``--noread-requests``
+            each), and never read (receive buffer 4 KiB).
 
-Windows alternate quiet / attack (``--window`` seconds each); an attack window begins once its
-connections are up (at most 15 s) and ends with them closed. Each attack is compared with the
-mean of the quiet windows on either side of it, in the same run. After an attack the daemon's RSS
-is watched (at most ``--settle`` seconds) until it is back within 10 % of the quiet window before
-the attack. Targets (issue 13): under every attack each game keeps >= 90 % of its move rate and
-its p99 move latency stays <= 2x the quiet windows'; the RSS comes back within 10 %; a new
-player's first reply stays under 100 ms (the slowest probe of the window).
+Windows alternate quiet / attack (``--window`` seconds each, after a warm-up that lasts until
+the daemon's RSS is steady); an attack window begins once its connections are up (at most 15 s)
+and ends with them closed. Each attack is compared with the mean of the quiet windows on either
+side of it, in the same run (one that began before the games had recovered is left out);
+``--rounds N`` repeats the series and the verdicts take the medians. After an attack the bench
+notes when the daemon's RSS is back within 10 % of the quiet window before the attack (looked for
+during ``--settle`` seconds) and when the games' move rate is back to 80 % of the quiet one
+(during ``--drain`` seconds). The daemon runs with ``[web] linger = 1`` (``--linger``): at the
+default 60 s the finished games kept would make the RSS grow for the first minute. Targets
+(issue 13): under every attack each game keeps >= 90 % of its move rate and its p99 move latency
+stays <= 2x the quiet windows'; the RSS comes back within 10 %; a new player's first reply stays
+under 100 ms (the slowest probe of the window; no probe failed).
 
 A benchmark, not a test: exit status 0 whatever the figures, 2 when it cannot run, 130 on Ctrl-C;
 the daemon and the attacker are always stopped. ``--short`` (``make bench``) takes about 80 s,
-the default run about 4 minutes (``--rounds 3``: 10).
+the default run about 4 minutes (``--rounds 3``: about 8).
 """
 
 from __future__ import annotations
@@ -797,6 +804,12 @@ def attacker_main(args) -> int:
     return Attacker(ports, args).loop(args.max_seconds)
 
 
+def lifetime(args) -> float:
+    """The attacker's lifetime: the longest the run may take (every bounded wait at its bound)."""
+    per_attack = 30 + 1 + 2 * args.window + max(args.settle, args.drain) + 30
+    return 60 + args.warmup + args.window + args.rounds * len(args.attacks) * per_attack
+
+
 class AttackerProcess:
     """The attacker child: this script with --attacker, at niceness +10 on the bench's CPU."""
 
@@ -806,7 +819,7 @@ class AttackerProcess:
             "--idle", str(args.idle), "--slowloris", str(args.slowloris), "--flood", str(args.flood),
             "--sse", str(args.sse), "--noread", str(args.noread), "--flood-ports", ",".join(args.flood_ports),
             "--noread-requests", str(args.noread_requests), "--max-reconnects", str(args.max_reconnects),
-            "--seed", str(args.seed), "--max-seconds", str(args.max_seconds),
+            "--seed", str(args.seed), "--max-seconds", str(args.max_seconds or lifetime(args)),
         ]  # fmt: skip
 
         def child() -> None:
@@ -1043,7 +1056,7 @@ def parse_args(argv=None):
     p.add_argument("--settle", type=float, default=10.0,
                    help="seconds the RSS may take to come back after an attack [%(default)s]")  # fmt: skip
     p.add_argument("--drain", type=float, default=60.0,
-                   help="seconds the games may take to recover (80 % of the quiet move rate) after an attack [%(default)s]")  # fmt: skip
+                   help="seconds the games may take to recover (80 %% of the quiet move rate) after an attack [%(default)s]")  # fmt: skip
     p.add_argument("--linger", type=float, default=1.0,
                    help="the daemon's [web] linger: seconds a finished game stays in memory [%(default)s]")  # fmt: skip
     p.add_argument("--probe-interval", type=float, default=0.25,
@@ -1068,7 +1081,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=1, help="seed of the bots' choices [%(default)s]")
     p.add_argument("--short", action="store_true",
                    help="the short form (make bench): 4 s windows, 5 s settle, 20 s drain and warm-up at most")  # fmt: skip
-    p.add_argument("--max-seconds", type=float, default=900.0, help="the attacker's lifetime at most [%(default)s]")
+    p.add_argument("--max-seconds", type=float, default=0.0,
+                   help="the attacker's lifetime; 0 = the longest the run may take [%(default)s]")  # fmt: skip
     p.add_argument("--json", metavar="FILE", help="also write every figure to FILE as JSON")
     p.add_argument("--keep-logs", action="store_true", help="keep the daemon's log (its directory is printed)")
     p.add_argument("--attacker", metavar="PORTS", help=argparse.SUPPRESS)  # the child process
