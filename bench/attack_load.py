@@ -55,7 +55,7 @@ stays <= 2x the quiet windows'; the RSS comes back within 10 %; a new player's f
 under 100 ms (the slowest probe of the window; no probe failed).
 
 A benchmark, not a test: exit status 0 whatever the figures, 2 when it cannot run, 130 on Ctrl-C;
-the daemon and the attacker are always stopped. ``--short`` (``make bench``) takes about 80 s,
+the daemon and the attacker are always stopped. ``--short`` (``make bench``) takes about 90 s,
 the default run about 4 minutes (``--rounds 3``: about 8).
 """
 
@@ -74,7 +74,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
