@@ -70,6 +70,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/connect4_load.py
 	$(BIN)/python bench/web_load.py
 	$(BIN)/python bench/textline_held.py
+	$(BIN)/python bench/attack_load.py --short
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis

@@ -69,6 +69,7 @@ class Server:
     """A server subprocess in its own session (process group), logging to a temporary file."""
 
     live: list[Server] = []
+    preexec = None  # run in the child before it starts (e.g. to die with this process)
 
     def __init__(self, name: str, argv: list[str], ready: str, cpu: int | None, logdir: str):
         self.name = name
@@ -88,6 +89,7 @@ class Server:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=self.preexec,
             )
         except OSError as e:
             raise BenchError(f"cannot start {self.name} ({self.argv[0]}): {e}; run `make` first?") from None
@@ -273,6 +275,17 @@ def set_priority(nice: int) -> str:
         name = "SCHED_FIFO" if policy == os.SCHED_FIFO else "SCHED_RR"
         return f"{name} priority {os.sched_getparam(0).sched_priority} (real time)"
     return f"normal, niceness {os.getpriority(os.PRIO_PROCESS, 0)}"
+
+
+def die_with_parent() -> None:
+    """Linux, in a child between fork and exec: SIGKILL it when this process dies (even by SIGKILL),
+    through prctl(PR_SET_PDEATHSIG); elsewhere nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def exit_on_sigterm() -> None:
