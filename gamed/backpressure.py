@@ -7,11 +7,20 @@ that would have more than ``MAX_UNREAD`` bytes written to it (by other players' 
 does not read is cut off too, each with a logged reason. Other pauses (a line rate, the end of a
 connection's share of one reactor turn) also stop reading from the socket, so that nothing is held
 for them. ``TextLineProtocol`` and ``CombatProtocol`` both build on it.
+
+A connection that has more input waiting than one turn's share (a flood) waits for its next share
+in the daemon's one ``TurnQueue``: however many connections flood, together they get
+``TurnQueue.per_turn`` shares a reactor turn, served in turn, so they cannot take more of the
+reactor than a few well-behaved players, whose lines are handled as they arrive.
 """
 
 from __future__ import annotations
 
-from twisted.internet.interfaces import IPushProducer
+import weakref
+from collections import deque
+from collections.abc import Callable
+
+from twisted.internet.interfaces import IPushProducer, IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
@@ -22,6 +31,83 @@ MAX_HELD = 1 << 17
 # Bytes that may be written to a connection after its transport paused us (on top of the
 # transport's own 64 KiB buffer) before it counts as a client that does not read at all.
 MAX_UNREAD = 1 << 18
+
+
+class _Waiting:
+    """A connection's place in the ``TurnQueue`` (an ``IDelayedCall``-like handle)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Callable[[int], None]):
+        self.call: Callable[[int], None] | None = call
+
+    def active(self) -> bool:
+        return self.call is not None
+
+    def cancel(self) -> None:
+        self.call = None
+
+
+class TurnQueue:
+    """The connections of one reactor that wait for their next share of it, oldest first. Each
+    reactor turn (``callLater(0)``) serves at most ``per_turn`` of them, one share each; a
+    connection that still has input waiting after its share queues again, at the end."""
+
+    per_turn = 8
+    interval = 0.001  # seconds between two turns of a queue that stays busy
+    _queues: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __init__(self, clock: IReactorTime):
+        self.clock = clock
+        self._waiting: deque[_Waiting] = deque()
+        self._call = None
+        self._serving = False
+
+    @classmethod
+    def of(cls, clock: IReactorTime) -> TurnQueue:
+        """The queue of ``clock`` (the reactor, or a test's ``task.Clock``)."""
+        queue = cls._queues.get(clock)
+        if queue is None:
+            queue = cls._queues[clock] = cls(clock)
+        return queue
+
+    def wait(self, call: Callable[[int], None]) -> _Waiting:
+        """Call ``call(lines)`` at this connection's next share, of ``lines`` lines (messages);
+        the handle cancels it."""
+        waiting = _Waiting(call)
+        self._waiting.append(waiting)
+        if self._call is None and not self._serving:
+            self._call = self.clock.callLater(0, self._serve)
+        return waiting
+
+    def __len__(self) -> int:
+        return sum(1 for w in self._waiting if w.call is not None)
+
+    def _serve(self) -> None:
+        self._call = None
+        served, waiting = 0, self._waiting
+        # per_turn shares of one line: one each for the first per_turn waiting, or, with fewer
+        # waiting, the turn's lines divided among them
+        share = max(1, self.per_turn // max(1, len(self)))
+        self._serving = True
+        try:
+            for _ in range(len(waiting)):  # those queued again meanwhile wait for the next turn
+                if served >= self.per_turn:
+                    break
+                entry = waiting.popleft()
+                call, entry.call = entry.call, None
+                if call is None:  # cancelled: the connection is gone
+                    continue
+                served += share
+                call(share)
+        finally:
+            self._serving = False
+        while waiting and waiting[0].call is None:
+            waiting.popleft()
+        if waiting and self._call is None:
+            # Still busy: the next shares come after a pause, so that floods together get at
+            # most per_turn / interval shares a second, however idle the reactor is otherwise.
+            self._call = self.clock.callLater(self.interval, self._serve)
 
 
 @implementer(IPushProducer)
@@ -85,6 +171,19 @@ class BackPressure:
         if self._reading_paused and not self._paused & self.STOP_READING and not self.closing:
             self._reading_paused = False
             self.transport.resumeProducing()
+
+    def _wait_turn(self) -> None:
+        """This connection's share of the turn is used up and input is waiting: stop (reading
+        too) until its next share in the daemon's ``TurnQueue``, which calls ``_next_turn``."""
+        self._pause("turn")
+        self._turn_call = TurnQueue.of(self.clock).wait(self._next_turn)
+
+    _turn_share = 1  # lines (messages) this connection may handle in its share of the turn queue
+
+    def _next_turn(self, share: int = 1) -> None:
+        self._turn_call = None
+        self._turn_share = share
+        self._resume("turn")
 
     def _check_held(self, held: int) -> bool:
         """True when ``held`` bytes of unhandled input are within the budget; else the client is

@@ -4,8 +4,9 @@
 per-connection budget: a maximum line length (answered once the over-long line ends, the
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
 (a flooding client is slowed down, not cut off, by no longer reading from it; blank lines are
-free), a share of the reactor (at most ``lines_per_turn`` lines of one connection are handled per
-reactor turn, the rest wait for the next turn, so a flood cannot starve other connections), output
+free), a share of the reactor (up to ``lines_per_turn`` lines of one connection are handled per
+reactor turn; one with more waiting, a flood, gets one line a turn in the daemon's one
+``gamed.backpressure.TurnQueue``, so floods together cannot starve other connections), output
 back-pressure (``gamed.backpressure``: while a client does not read its replies its further lines
 wait unanswered; one that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
 its last lines is cut off after a grace period).
@@ -110,8 +111,9 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
 
     delimiter = b"\r\n"
     _log = Logger()
-    # Lines of one connection handled in one reactor turn; the others wait for the next turn (a
-    # well-behaved client sends one line, or a few, at a time).
+    # Lines of one connection handled in one reactor turn, when it has no more than that many
+    # waiting: a well-behaved client sends one line, or a few at a time (a Virtual Fight team's
+    # orders). A connection with more waiting (a flood) gets one line a turn, like the others.
     lines_per_turn = 16
     # Blank lines skipped in one reactor turn (they cost little, but not nothing).
     _blanks_per_turn = 4096
@@ -314,10 +316,11 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         (then the rest waits for the next reactor turn)."""
         held = self._held
         handled = blanks = 0
+        share = self.lines_per_turn if len(held) <= self.lines_per_turn else self._turn_share
+        self._turn_share = 1
         while held and not self._paused and not self.closing:
-            if handled >= self.lines_per_turn or blanks >= self._blanks_per_turn:
-                self._pause("turn")
-                self._turn_call = self.clock.callLater(0, self._next_turn)
+            if handled >= share or blanks >= self._blanks_per_turn:
+                self._wait_turn()
                 return
             raw = held.popleft()
             self._held_bytes -= len(raw) + 1
@@ -341,10 +344,6 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
                 self._dispatch(self.on_garbage)
             else:
                 self._dispatch(self.on_line, text)
-
-    def _next_turn(self) -> None:
-        self._turn_call = None
-        self._resume("turn")
 
     def _check_held_lines(self) -> None:
         """Cut off a client that has sent a lot more while its lines could not be handled."""

@@ -8,6 +8,7 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.logger import capturedLogs
 
+from gamed.backpressure import TurnQueue
 from gamed.config import Limits
 from gamed.textline import ConnectionBudget, ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
 from tests.memclient import next_turns
@@ -249,21 +250,47 @@ def test_held_lines_keep_their_order_line_ends_and_over_long_lines(lines, cuts, 
     assert transport.value() == b"".join(f"ECHO {line}\r\n".encode() for line in lines if len(line) <= 50)
 
 
-def test_a_flood_gets_a_few_lines_per_reactor_turn_and_waits_for_the_next():
+def test_a_flood_gets_one_line_a_share_and_waits_in_the_turn_queue():
     clock = Clock()
     proto, transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
-    turns = []
-    call_later = clock.callLater
-    clock.callLater = lambda delay, f, *a: (turns.append((delay, len(proto.events))), call_later(delay, f, *a))[1]
     proto.dataReceived(b"PING\n" * 100)
-    per_turn = proto.lines_per_turn
-    assert len(proto.events) == per_turn, "the rest waits for the next reactor turn"
+    assert proto.events == [("line", "PING")], "more waiting than one turn's share: one line now"
     assert transport.producerState == "paused", "and nothing more is read from it meanwhile"
-    clock.advance(0)  # a Clock runs every turn at once
-    assert turns == [(0, n * per_turn) for n in range(1, 100 // per_turn + 1)]
-    assert proto.events == [("line", "PING")] * 100
+    clock.advance(0)
+    assert len(proto.events) == 1 + TurnQueue.per_turn, "alone in the turn queue, it gets the turn's lines"
+    next_turns(clock)
+    assert proto.events == [("line", "PING")] * 100, "none lost, in order"
     assert transport.value() == b"ECHO PING\r\n" * 100
     assert transport.producerState == "producing", "reading goes on once every line is handled"
+
+
+def test_floods_together_get_a_few_shares_a_turn_while_a_player_is_answered_at_once():
+    clock = Clock()
+    floods = [connect(Limits(line_rate=0, idle_timeout=0), clock)[0] for _ in range(50)]
+    player, player_transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    for proto in floods:
+        proto.dataReceived(b"GARBAGE\n" * 1000)
+    handled = lambda: sum(len(p.events) for p in floods)  # noqa: E731
+    assert handled() == 50, "one line each as it arrived"
+    shares = []
+    for _ in range(20):
+        clock.advance(TurnQueue.interval)
+        shares.append(handled() - 50 - sum(shares))
+    assert shares == [TurnQueue.per_turn] * 20, "50 floods share per_turn lines a turn, whatever their number"
+    player.dataReceived(b"PING\n")
+    assert player.events == [("line", "PING")] and player_transport.value() == b"ECHO PING\r\n", "at once"
+    served = {len(p.events) for p in floods}
+    assert max(served) - min(served) <= 1, "the floods are served in turn, none more than another"
+
+
+def test_a_flood_that_goes_away_leaves_the_turn_queue():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    proto.dataReceived(b"PING\n" * 100)
+    proto.connectionLost(None)
+    next_turns(clock)
+    assert proto.events == [("line", "PING")] and not clock.getDelayedCalls()
+    assert len(TurnQueue.of(clock)) == 0
 
 
 def test_a_few_lines_at_once_are_all_handled_in_the_same_turn():
@@ -350,7 +377,8 @@ def test_a_held_flood_is_released_a_turn_of_lines_per_wake_up_not_one_line_per_t
     proto, transport = connect(Limits(line_rate=1000, line_burst=1000, idle_timeout=0), clock)
     timers = []
     call_later = clock.callLater
-    clock.callLater = lambda delay, f, *a: (timers.append(delay) if delay else None, call_later(delay, f, *a))[1]
+    rate_wakes = lambda delay, f: timers.append(delay) if f == proto._rate_refilled else None  # noqa: E731
+    clock.callLater = lambda delay, f, *a: (rate_wakes(delay, f), call_later(delay, f, *a))[1]
     proto.dataReceived(b"PING\n" * 5000)
     for _ in range(5000):
         if len(proto.events) == 5000:

@@ -11,7 +11,8 @@ the computer that cannot start ends such a connection with one closing ``ERROR <
 Both ports keep the per-connection output budget of ``gamed.backpressure``: messages (and
 handshake lines) are handled one at a time, none while the client does not read our replies, and
 at most ``MESSAGES_PER_TURN`` per reactor turn (then reading stops until the next turn), so one
-huge read cannot stall the others.
+huge read cannot stall the others; a flooding connection waits for its share in the daemon's one
+``TurnQueue`` (gamed.backpressure).
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
     _log = Logger()
 
     HANDSHAKE_LINE = 256  # longest handshake line, in bytes (line end excluded)
-    # Messages (or handshake lines) handled for one connection before the others get their turn.
-    MESSAGES_PER_TURN = 64
+    # Messages (or handshake lines) handled for one connection before the others get their turn,
+    # when no more than ``SMALL_INPUT`` bytes are waiting (a client sends a message or a few at a
+    # time); a connection with more waiting (a flood) gets one message a turn, in the TurnQueue.
+    MESSAGES_PER_TURN = 16
+    SMALL_INPUT = 512
 
     def __init__(self, service: CombatService, number: int, handshake: bool = False):
         self.service = service
@@ -102,10 +106,11 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         is complete, the connection closes, it is paused (the client does not read our replies),
         or its share of this reactor turn is used up."""
         handled = 0
+        share = self.MESSAGES_PER_TURN if self._held() <= self.SMALL_INPUT else self._turn_share
+        self._turn_share = 1
         while not self.closing and not self._paused:
-            if handled == self.MESSAGES_PER_TURN:
-                self._pause("turn")  # stops reading too: nothing more arrives meanwhile
-                self._turn_call = self.clock.callLater(0, self._next_turn)
+            if handled == share:
+                self._wait_turn()  # stops reading too: nothing more arrives meanwhile
                 return
             if self.handshake:
                 line = self._take_line()
@@ -137,10 +142,6 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             self.close(f"bad input: {e}")
             return None
         return messages[0] if messages else None
-
-    def _next_turn(self) -> None:
-        self._turn_call = None
-        self._resume("turn")
 
     # Held input for BackPressure: the handshake bytes and the parser's buffer.
     def _release_held(self) -> None:

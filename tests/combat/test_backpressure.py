@@ -13,11 +13,12 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.logger import capturedLogs
 
-from gamed.backpressure import MAX_HELD, MAX_UNREAD
+from gamed.backpressure import MAX_HELD, MAX_UNREAD, TurnQueue
 from gamed.combat import wire
 from gamed.combat.protocol import CombatProtocol
 from gamed.combat.service import CombatService
 from gamed.config import CombatConfig, Limits
+from tests.memclient import next_turns
 from tests.combat.test_protocol import DEFAULT, Player, TextPlayer, placement, started
 from tests.memclient import Client
 
@@ -68,7 +69,7 @@ def flood(client: Client, clock: Clock, message: bytes, count: int) -> int:
             client.protocol.dataReceived(stream[sent : sent + READ])
             sent += READ
         worst = max(worst, len(client.transport.value()), protocol._held())
-        clock.advance(0)  # the next reactor turn
+        clock.advance(TurnQueue.interval)  # the next reactor turn (and the next of the turn queue)
     return worst
 
 
@@ -129,11 +130,20 @@ def test_one_huge_read_is_handled_a_bounded_number_of_messages_per_reactor_turn(
     alice = Player(service)
     alice.read()
     per_turn = CombatProtocol.MESSAGES_PER_TURN
-    alice.client.raw(wire.encode_client(wire.ReqSync()) * (2 * per_turn + 10))
+    sync = wire.encode_client(wire.ReqSync())
+    alice.client.raw(sync * (per_turn + 10))  # a few messages at once: a turn's share of them
     assert len(alice.read()) == per_turn, "one share of the turn"
     assert alice.client.transport.producerState == "paused", "no reading meanwhile"
-    clock.advance(0)  # the next reactor turns (a Clock runs them all in one advance)
-    assert len(alice.read()) == per_turn + 10, "the rest in the next turns, none lost"
+    clock.advance(0)
+    assert len(alice.read()) == 10, "the rest in the next turn, none lost"
+    assert alice.client.transport.producerState == "producing"
+    flood = CombatProtocol.SMALL_INPUT // len(sync) + 100  # more waiting: a flood
+    alice.client.raw(sync * flood)
+    assert len(alice.read()) == 1, "a flood gets one message, then waits in the turn queue"
+    clock.advance(0)
+    assert len(alice.read()) == TurnQueue.per_turn, "alone in the queue: the queue's turn of messages"
+    next_turns(clock)
+    assert len(alice.read()) == flood - 1 - TurnQueue.per_turn, "the rest in the next turns, none lost"
     assert alice.client.transport.producerState == "producing"
 
 
@@ -147,8 +157,7 @@ def test_a_client_that_never_reads_what_the_others_cause_is_cut_off():
     with capturedLogs() as events:
         for _ in range(MAX_UNREAD // error_size // 1000 + 1):
             bob.client.raw(move * 1000)
-            for _ in range(20):
-                clock.advance(0)
+            next_turns(clock)
             bob.read()
     assert alice.client.transport.disconnected
     assert any("of its replies unread" in e["log_format"] for e in events)
