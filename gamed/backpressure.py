@@ -32,6 +32,11 @@ MAX_HELD = 1 << 17
 # transport's own 64 KiB buffer) before it counts as a client that does not read at all.
 MAX_UNREAD = 1 << 18
 
+# Seconds a client may leave its replies unread while input of its own waits unhandled: one that
+# sends on without reading may not get to MAX_HELD (its own sending can stall once both
+# directions are full), so it is also cut off after this long.
+UNREAD_SECONDS = 10.0
+
 
 class _Waiting:
     """A connection's place in the ``TurnQueue`` (an ``IDelayedCall``-like handle)."""
@@ -122,19 +127,46 @@ class BackPressure:
     _log = Logger()
     STOP_READING = frozenset({"rate", "turn"})  # pauses that also stop reading from the socket
     _unread = 0  # bytes written since the transport paused us for output
+    _unread_call = None  # ends a client that leaves its replies unread for UNREAD_SECONDS
 
     # Producer interface: the transport pauses us when the client does not read what we write.
     def pauseProducing(self) -> None:  # noqa: N802
         self._pause("output")
+        if self._unread_call is None and not self.closing:
+            self._unread_call = self.clock.callLater(UNREAD_SECONDS, self._unread_too_long)
 
     def resumeProducing(self) -> None:  # noqa: N802
         self._unread = 0
+        self._stop_unread_timer()
         self._resume("output")
 
     def stopProducing(self) -> None:  # noqa: N802
         self._drop_held()
 
+    def _stop_unread_timer(self) -> None:
+        """Forget the unread-replies deadline (the client reads again, or the connection ended)."""
+        call, self._unread_call = self._unread_call, None
+        if call is not None and call.active():
+            call.cancel()
+
+    def _unread_too_long(self) -> None:
+        self._unread_call = None
+        held = self._held_input()
+        if self.closing or "output" not in self._paused or not held:
+            return  # a client that only does not read is bounded by MAX_UNREAD
+        self._log.warn(
+            "{peer} cut off: it left its replies unread for {s:g} s with {n} bytes more sent",
+            peer=self.peer,
+            s=UNREAD_SECONDS,
+            n=held,
+        )
+        self._end_cut_off(f"left its replies unread for {UNREAD_SECONDS:g} s")
+
     # --- hooks ----------------------------------------------------------------------------------
+
+    def _held_input(self) -> int:
+        """Bytes of this client's input received and not handled yet."""
+        raise NotImplementedError
 
     def _release_held(self) -> None:
         """Nothing is paused any more: handle the input held meanwhile."""

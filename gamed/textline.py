@@ -195,6 +195,7 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
             if call is not None and call.active():
                 call.cancel()
         self._rate_call = self._turn_call = self._close_call = None
+        self._stop_unread_timer()
         self._drop_held()
         self.on_disconnect(reason)
 
@@ -216,6 +217,9 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
     # Held input for BackPressure: the framed lines in ``_held`` (and the unended one in ``_buffer``).
     def _release_held(self) -> None:
         self._drain()
+
+    def _held_input(self) -> int:
+        return self._held_bytes + len(self._buffer)
 
     def _drop_held(self) -> None:
         self._buffer = b""

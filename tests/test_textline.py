@@ -8,7 +8,7 @@ from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 from twisted.logger import capturedLogs
 
-from gamed.backpressure import TurnQueue
+from gamed.backpressure import UNREAD_SECONDS, TurnQueue
 from gamed.config import Limits
 from gamed.textline import ConnectionBudget, ConnectionLimits, TextLineProtocol, decode_line, strip_telnet
 from tests.memclient import next_turns
@@ -291,6 +291,30 @@ def test_a_flood_that_goes_away_leaves_the_turn_queue():
     next_turns(clock)
     assert proto.events == [("line", "PING")] and not clock.getDelayedCalls()
     assert len(TurnQueue.of(clock)) == 0
+
+
+def test_a_client_that_leaves_its_replies_unread_while_it_sends_on_is_cut_off_after_a_while():
+    clock = Clock()
+    proto, transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    quiet, quiet_transport = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    proto.pauseProducing()  # its replies are not read
+    quiet.pauseProducing()  # nor are these, but it sends nothing meanwhile
+    with capturedLogs() as events:
+        proto.dataReceived(b"PING\n" * 10)  # far below MAX_HELD: its sending stalled
+        clock.advance(UNREAD_SECONDS - 0.1)
+        assert not transport.disconnected
+        clock.advance(0.1)
+    assert transport.disconnected and proto.events == []
+    assert any("left its replies unread for" in e["log_format"] for e in events)
+    assert not quiet_transport.disconnected, "a client that only does not read is bounded by its output budget"
+    quiet.resumeProducing()
+    proto2, transport2 = connect(Limits(line_rate=0, idle_timeout=0), clock)
+    proto2.pauseProducing()
+    proto2.dataReceived(b"PING\n")
+    clock.advance(UNREAD_SECONDS / 2)
+    proto2.resumeProducing()  # it reads again: the deadline is gone
+    clock.advance(UNREAD_SECONDS)
+    assert not transport2.disconnected and proto2.events == [("line", "PING")]
 
 
 def test_a_few_lines_at_once_are_all_handled_in_the_same_turn():

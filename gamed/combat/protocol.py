@@ -101,6 +101,8 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         """Bytes received and not handled yet."""
         return len(self._text) + self.parser.buffered
 
+    _held_input = _held
+
     def _run(self) -> None:
         """Handle the input received so far, one handshake line or message at a time, until none
         is complete, the connection closes, it is paused (the client does not read our replies),
@@ -298,6 +300,7 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             if call is not None and call.active():
                 call.cancel()
         self._turn_call = self._close_call = None
+        self._stop_unread_timer()
         self._drop_held()
         seating, self.seating = self.seating, None
         if seating is not None:
