@@ -18,30 +18,32 @@ this module and ``gamed.children``, which need nothing but the standard library)
   with ARGV (``argv[0]`` as given, no PATH search);
 - closes its own copies of stdin and stdout: the daemon talks to the program through them
   directly, and sees their end when the program closes them or exits;
-- waits, with every signal it acts on blocked and taken by ``sigwaitinfo`` (one thread, no
-  handler): each SIGCHLD reaps whatever has ended. SIGTERM (its death signal, or the daemon
-  ending the game), SIGHUP, SIGINT or SIGQUIT SIGKILL the program's whole tree at once. When the
-  program has exited it SIGKILLs and reaps every descendant left (``children.end_children``) and
-  ends as the program did: the same exit status, or death by the same signal (with no core file
-  of its own). The daemon's logs and the UCC results therefore read as if it ran the program itself.
+- waits: its main thread reaps each child that exits (orphans of the program too; being only
+  stopped or continued, as the daemon pauses the program, wakes nobody), and a second thread takes
+  SIGTERM (its death signal, or the daemon ending the game), SIGHUP, SIGINT and SIGQUIT with
+  ``sigwait`` and then SIGKILLs the program's whole tree at once. When the program has exited the
+  reaper SIGKILLs and reaps every descendant left (``children.end_children``) and ends as the
+  program did: the same exit status, or death by the same signal (with no core file of its own).
+  The daemon's logs and the UCC results therefore read as if it ran the program itself.
 """
 
 from __future__ import annotations
 
+import _thread  # one watching thread, never joined: not worth threading's import time
 import os
 import signal
 
 from gamed import children
 
-# What the reaper acts on; all of them blocked from its start and taken by sigwaitinfo.
+# What ends the program's tree at once; blocked from the start, taken by the watching thread.
 _ENDING = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
-_WATCHED = (signal.SIGCHLD, *_ENDING)
 
 
 def main(argv: list[str]) -> None:
     """Run ``argv`` = DAEMON_PID PATH ARGV... under this reaper (see the module docstring)."""
     daemon, path, args = int(argv[0]), argv[1], argv[2:]
-    given = signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
+    given = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # (never ignored: its children are waited for)
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -59,6 +61,7 @@ def main(argv: list[str]) -> None:
         _execute(path, args, given, reaper=os.getppid())
     for fd in (0, 1):
         os.close(fd)
+    _thread.start_new_thread(_end_on_signal, ())
     status = _wait(program)
     children.end_children()
     _end_as(status)
@@ -83,35 +86,19 @@ def _execute(path: str, args: list[str], mask, reaper: int) -> None:
         os._exit(127)
 
 
+def _end_on_signal() -> None:
+    """The watching thread: a signal of ``_ENDING`` SIGKILLs the program's whole tree (the main
+    thread then sees the program end)."""
+    signal.sigwait(_ENDING)
+    children.end_processes(children.process_tree(os.getpid(), include_root=False))
+
+
 def _wait(program: int) -> tuple[int, int]:
-    """Reap children until ``program`` has ended, ending its tree on a signal that asks for it;
-    the program's (si_code, si_status)."""
-    ending = False
+    """Reap every child that exits until ``program`` has; the program's (si_code, si_status)."""
     while True:
-        info = signal.sigwaitinfo(_WATCHED)
-        if info.si_signo != signal.SIGCHLD:
-            if not ending:
-                ending = True
-                children.end_processes(children.process_tree(os.getpid(), include_root=False))
-            continue
-        status = _reap_ended(program)
-        if status is not None:
-            return status
-
-
-def _reap_ended(program: int) -> tuple[int, int] | None:
-    """Reap every child that has ended (orphans of the program too); the program's (si_code,
-    si_status) if it was among them."""
-    status = None
-    while True:
-        try:
-            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG)
-        except ChildProcessError:
-            return status
-        if info is None:
-            return status
+        info = os.waitid(os.P_ALL, 0, os.WEXITED)
         if info.si_pid == program:
-            status = (info.si_code, info.si_status)
+            return info.si_code, info.si_status
 
 
 def _end_as(status: tuple[int, int]) -> None:
@@ -125,7 +112,7 @@ def _end_as(status: tuple[int, int]) -> None:
     except (OSError, ValueError):  # SIGKILL: cannot be caught anyway
         pass
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {value})
-    os.kill(os.getpid(), value)
+    signal.pthread_kill(_thread.get_ident(), value)  # to this thread: not the one in sigwait
     os._exit(128 + value)  # pragma: no cover - a signal that does not end a process
 
 
