@@ -18,32 +18,37 @@ this module and ``gamed.children``, which need nothing but the standard library)
   with ARGV (``argv[0]`` as given, no PATH search);
 - closes its own copies of stdin and stdout: the daemon talks to the program through them
   directly, and sees their end when the program closes them or exits;
-- waits: its main thread reaps each child that exits (orphans of the program too; being only
-  stopped or continued, as the daemon pauses the program, wakes nobody), and a second thread takes
-  SIGTERM (its death signal, or the daemon ending the game), SIGHUP, SIGINT and SIGQUIT with
-  ``sigwait`` and then SIGKILLs the program's whole tree at once. When the program has exited the
-  reaper SIGKILLs and reaps every descendant left (``children.end_children``) and ends as the
+- waits in one thread, in ``poll`` on a pidfd of the program and on the wake-up fd of its
+  signal handlers (``signal.set_wakeup_fd``), so that only the program's end or a signal that
+  asks for it wakes it: the daemon's pausing (SIGSTOP/SIGCONT) of the program does not (no SIGCHLD
+  handler), and neither does a second thread, whose exit would make the daemon's reaping of the
+  reaper cost about a millisecond of its reactor's time. SIGTERM (its death signal, or the daemon
+  ending the game), SIGHUP, SIGINT or SIGQUIT SIGKILL the program's whole tree at once. Orphans that
+  have ended are reaped at every wake-up, and at least once a second. When the program has exited
+  the reaper SIGKILLs and reaps every descendant left (``children.end_children``) and ends as the
   program did: the same exit status, or death by the same signal (with no core file of its own).
   The daemon's logs and the UCC results therefore read as if it ran the program itself.
 """
 
 from __future__ import annotations
 
-import _thread  # one watching thread, never joined: not worth threading's import time
 import os
+import select
 import signal
 
 from gamed import children
 
-# What ends the program's tree at once; blocked from the start, taken by the watching thread.
+# What ends the program's tree at once: blocked until their handlers are in place.
 _ENDING = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+_REAP_EVERY = 1.0  # seconds: how long an ended orphan of the program may stay a zombie
+_POLL_EVERY = 0.05  # seconds between looks at the program without a pidfd (before Linux 5.3)
 
 
 def main(argv: list[str]) -> None:
     """Run ``argv`` = DAEMON_PID PATH ARGV... under this reaper (see the module docstring)."""
     daemon, path, args = int(argv[0]), argv[1], argv[2:]
     given = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # (never ignored: its children are waited for)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # (not ignored: its children are waited for)
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -61,7 +66,6 @@ def main(argv: list[str]) -> None:
         _execute(path, args, given, reaper=os.getppid())
     for fd in (0, 1):
         os.close(fd)
-    _thread.start_new_thread(_end_on_signal, ())
     status = _wait(program)
     children.end_children()
     _end_as(status)
@@ -86,19 +90,49 @@ def _execute(path: str, args: list[str], mask, reaper: int) -> None:
         os._exit(127)
 
 
-def _end_on_signal() -> None:
-    """The watching thread: a signal of ``_ENDING`` SIGKILLs the program's whole tree (the main
-    thread then sees the program end)."""
-    signal.sigwait(_ENDING)
-    children.end_processes(children.process_tree(os.getpid(), include_root=False))
-
-
 def _wait(program: int) -> tuple[int, int]:
-    """Reap every child that exits until ``program`` has; the program's (si_code, si_status)."""
+    """Wait until ``program`` has ended, ending its tree on a signal of ``_ENDING`` and reaping the
+    orphans that end meanwhile; the program's (si_code, si_status)."""
+    wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_write)
+    for signum in _ENDING:
+        signal.signal(signum, _noted)
+    poller = select.poll()
+    poller.register(wake_read, select.POLLIN)
+    try:
+        poller.register(os.pidfd_open(program), select.POLLIN)
+        every = _REAP_EVERY
+    except (AttributeError, OSError):
+        every = _POLL_EVERY
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _ENDING)  # one that came meanwhile is taken now
+    ending = False
     while True:
-        info = os.waitid(os.P_ALL, 0, os.WEXITED)
+        status = _reap_ended(program)
+        if status is not None:
+            return status
+        woken = poller.poll(every * 1000)
+        if not ending and any(fd == wake_read for fd, _ in woken):
+            ending = True
+            children.end_processes(children.process_tree(os.getpid(), include_root=False))
+
+
+def _noted(signum, frame) -> None:
+    """The handler of ``_ENDING``: the wake-up fd has woken the loop already."""
+
+
+def _reap_ended(program: int) -> tuple[int, int] | None:
+    """Reap every child that has ended (orphans of the program too); the program's (si_code,
+    si_status) if it was among them."""
+    status = None
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:
+            return status
+        if info is None:
+            return status
         if info.si_pid == program:
-            return info.si_code, info.si_status
+            status = (info.si_code, info.si_status)
 
 
 def _end_as(status: tuple[int, int]) -> None:
@@ -112,7 +146,7 @@ def _end_as(status: tuple[int, int]) -> None:
     except (OSError, ValueError):  # SIGKILL: cannot be caught anyway
         pass
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {value})
-    signal.pthread_kill(_thread.get_ident(), value)  # to this thread: not the one in sigwait
+    os.kill(os.getpid(), value)
     os._exit(128 + value)  # pragma: no cover - a signal that does not end a process
 
 
