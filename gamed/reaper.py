@@ -110,10 +110,14 @@ def _wait(program: int) -> tuple[int, int]:
         status = _reap_ended(program)
         if status is not None:
             return status
-        woken = poller.poll(every * 1000)
-        if not ending and any(fd == wake_read for fd, _ in woken):
-            ending = True
-            children.end_processes(children.process_tree(os.getpid(), include_root=False))
+        if any(fd == wake_read for fd, _ in poller.poll(every * 1000)):
+            try:
+                os.read(wake_read, 512)  # (else it would wake every poll from now on)
+            except BlockingIOError:
+                pass
+            if not ending:
+                ending = True
+                children.end_processes(children.process_tree(os.getpid(), include_root=False))
 
 
 def _noted(signum, frame) -> None:
