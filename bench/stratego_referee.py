@@ -35,7 +35,7 @@ with --daemon, the referee inside the daemon's process.
    replays to its result line.
 3. --daemon: the referee as the daemon runs it, in this process: StrategoReferee with two
    ProgramSeats on the real Twisted reactor, MatchOptions(max_turns=1000, timeout=2.0, pause=True)
-   (--no-pause: pause=False), --daemon-games games (each side fast_ai SEED through setsid, in its
+   (--no-pause: pause=False), --daemon-games games (each side fast_ai SEED under its reaper, in its
    own process group) one at a time, then --parallel at a time, then cut at 150 turns (--no-cut
    skips it). Reported per phase: games/s, half-moves per game, referee CPU per half-move
    (getrusage(RUSAGE_SELF)), the AIs' CPU, wall time per game p50/p99/max, the split of a game into
@@ -525,7 +525,7 @@ async def play_game(reactor, options: MatchOptions, index: int, seeds: tuple[int
     blue = ProgramSeat(f"{ai} {seeds[1]}", options, reactor, stderr="discard")
     t1, c1 = perf(), cpu()
     LIVE.update((red, blue))
-    if not (red.valid and blue.valid and red.pid and blue.pid):
+    if not (red.valid and blue.valid and red.reaper_pid and blue.reaper_pid):  # (each AI's pid comes later)
         raise BenchError(f"cannot start {AI} (run `make examples`)")
     referee = StrategoReferee(red, blue, options, clock=reactor, on_log=on_log)
     result = await referee.run()
@@ -1140,16 +1140,19 @@ def kill_live() -> None:
 
 
 def kill_live_seats() -> None:
-    """The AIs of a game cut short (they may be SIGSTOPped): their process groups."""
+    """The AIs of a game cut short (they may be SIGSTOPped): their process groups, then their
+    reapers (which end what the AIs left and exit)."""
     for seat in list(LIVE):
         if seat.pid is not None:
             try:
                 os.killpg(seat.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if seat.reaper_pid is not None:
             try:
-                os.waitpid(seat.pid, 0)
-            except ChildProcessError:
+                os.kill(seat.reaper_pid, signal.SIGTERM)
+                os.waitpid(seat.reaper_pid, 0)
+            except (ChildProcessError, ProcessLookupError):
                 pass
 
 

@@ -1,6 +1,8 @@
 """Programs the daemon runs as child processes (AI programs, native engine hosts).
 
-Shared by every game that starts programs: ``leader_command`` makes the child the leader of its own
+Shared by every game that starts programs: ``reaper_command`` runs a Stratego AI under a reaper
+of its own (``gamed.reaper``: the AI's parent and subreaper, which ends and reaps whatever the AI
+leaves behind when it exits or the daemon dies); ``leader_command`` makes the child the leader of its own
 process group (``spawnProcess`` has no pre-exec hook; util-linux ``setsid`` when the path is exact,
 else a small Python helper), with ``argv[0]`` unchanged and no PATH search, and gives it a parent
 death signal (``PR_SET_PDEATHSIG``: SIGKILL when the daemon dies, even by SIGKILL; util-linux
@@ -36,8 +38,13 @@ def executable_file(path: str) -> bool:
 _SETSID = next((p for p in ("/usr/bin/setsid", "/bin/setsid") if executable_file(p)), None)
 _SETPRIV = next((p for p in ("/usr/bin/setpriv", "/bin/setpriv") if executable_file(p)), None)
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 _PYTHON = os.path.realpath(sys.executable) if sys.executable else None  # no venv start-up cost
+# The directory that holds the gamed package: the reaper's interpreter runs with -I -S (no
+# environment, no site), so it is told where to import gamed.reaper from.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REAPER = "import sys;sys.path.insert(0,sys.argv[1]);from gamed.reaper import main;main(sys.argv[2:])"
 # Python ignores SIGPIPE and SIGXFSZ and an exec keeps that: give the AI the defaults back.
 _HELPER = (
     "import os,sys,signal\n"
@@ -59,14 +66,30 @@ _HELPER = (
 )
 
 
+def _exact_path(given: str, cwd: str | None) -> str:
+    """The path to execute for ``given`` (no PATH search): relative to our own working directory,
+    made absolute when the program runs in ``cwd``."""
+    path = given if "/" in given else "./" + given
+    return os.path.abspath(path) if cwd is not None else path
+
+
+def reaper_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[str]]:
+    """(executable, args) for spawnProcess that run ``argv`` under a reaper of its own
+    (``gamed.reaper``): the reaper is the spawned process, and it forks ``argv`` as the leader of a
+    new session, with ``argv[0]`` unchanged and no PATH search (the path is resolved as by
+    ``leader_command``). The program's pid is the first line of its stdout (before any of its own
+    output); the reaper's exit reads as the program's."""
+    if _PYTHON is None:  # pragma: no cover - an embedded interpreter without an executable
+        raise OSError(errno.ENOEXEC, "no interpreter for the reaper")
+    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _REAPER, _ROOT, str(os.getpid()), _exact_path(argv[0], cwd), *argv]
+
+
 def leader_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[str]]:
     """(executable, args) for spawnProcess that run ``argv`` as a new process group's leader,
     with ``argv[0]`` unchanged and no PATH search (the path is resolved against our own working
     directory even when the program runs in ``cwd``)."""
     given = argv[0]
-    path = given if "/" in given else "./" + given
-    if cwd is not None:
-        path = os.path.abspath(path)
+    path = _exact_path(given, cwd)
     if _SETSID is not None and _SETPRIV is not None and path == given:
         # setpriv sets the death signal and execs setsid, which execs the program: one pid, no fork
         # (the spawned child is no group leader, so setsid does not fork, which would clear it).
@@ -83,15 +106,20 @@ def _libc():
         return None
 
 
-def set_death_signal(signum: int = signal.SIGKILL) -> bool:
-    """Ask for ``signum`` when our parent (the thread that forked us) dies (Linux); True if set."""
+def prctl(option: int, value: int) -> bool:
+    """``prctl(option, value)`` (Linux); True if it succeeded."""
     if not sys.platform.startswith("linux"):
         return False
     libc = _libc()
     try:
-        return libc is not None and libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0) == 0
+        return libc is not None and libc.prctl(option, int(value), 0, 0, 0) == 0
     except AttributeError:  # pragma: no cover
         return False
+
+
+def set_death_signal(signum: int = signal.SIGKILL) -> bool:
+    """Ask for ``signum`` when our parent (the thread that forked us) dies (Linux); True if set."""
+    return prctl(PR_SET_PDEATHSIG, signum)
 
 
 def spawn_leader(path: str, argv: list[str], env: dict, stdin: int, stdout: int) -> int:

@@ -1,5 +1,6 @@
 """Programs started through ``gamed.children.leader_command`` die with the process that started
-them, even a SIGKILLed one (their parent death signal), whichever helper starts them."""
+them, even a SIGKILLed one (their parent death signal), whichever helper starts them; a program
+under its reaper (``reaper_command``) does too, and so does what it forked."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gamed import children
-from tests.procs import wait_gone
+from tests.procs import read_pid, wait_gone
 from tests.stratego.puppet import write_script
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux")]
@@ -61,3 +62,52 @@ def test_a_program_dies_with_its_sigkilled_parent(tmp_path, how):
     finally:
         starter.kill()
         starter.wait(timeout=10)
+
+
+# Starts argv under its reaper (reaper_command) with a pipe as its stdout, prints the reaper's pid
+# and the program's (the first line of that stdout), waits.
+REAPED_STARTER = """
+import os, sys
+from gamed.children import reaper_command
+executable, args = reaper_command(sys.argv[1:])
+r, w = os.pipe()
+pid = os.posix_spawn(executable, args, dict(os.environ), file_actions=[(os.POSIX_SPAWN_DUP2, w, 1)])
+os.close(w)
+line = b""
+while not line.endswith(b"\\n"):
+    line += os.read(r, 1) or b"\\n"
+print(pid, line.decode().strip(), flush=True)
+os.waitpid(pid, 0)
+"""
+
+# Forks a child that leaves the session with setsid() and writes its pid to argv[1], then sleeps.
+ESCAPING = """import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write("%d\\n" % os.getpid())
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(60)
+"""
+
+
+def test_what_a_program_forked_dies_with_its_sigkilled_daemon_through_its_reaper(tmp_path):
+    program = write_script(tmp_path / "escaping", ESCAPING)
+    escaped = tmp_path / "escaped"
+    starter = subprocess.Popen(
+        [sys.executable, "-c", REAPED_STARTER, program, str(escaped)], cwd=tmp_path, stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    forked = None
+    try:
+        reaper, pid = map(int, starter.stdout.readline().split())
+        forked = read_pid(escaped)
+        assert os.getsid(forked) == forked != pid and os.getsid(pid) == pid, "both lead sessions of their own"
+        starter.kill()
+        starter.wait(timeout=10)
+        assert wait_gone([reaper, pid, forked], 10) == [], "the reaper, its program or what that forked outlived the daemon"
+    finally:
+        starter.kill()
+        starter.wait(timeout=10)
+        if forked is not None and wait_gone([forked], 0):
+            os.kill(forked, 9)

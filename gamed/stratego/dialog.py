@@ -100,7 +100,8 @@ class ProgramDialog:
 
     @property
     def pid(self) -> int | None:
-        """The program's process id, also the id of its process group (None if never started)."""
+        """The program's process id, also the id of its process group (None if never started; for
+        the daemon's ``ProgramSeat``, until its reaper's child has said it, before its output)."""
         return self._pid
 
     @staticmethod
@@ -312,7 +313,7 @@ class ProgramDialog:
         driver reaps it, and what it left behind: we are its subreaper), polling until
         ``_reap_deadline``; then ``_group_reaped()``."""
         pid = self._pid
-        while not self._reaped:
+        while not self._reaped and pid is not None:
             try:
                 info = os.waitid(os.P_PGID, pid, os.WEXITED | os.WNOHANG)
             except (AttributeError, OSError):  # ChildProcessError: nobody of that group is left

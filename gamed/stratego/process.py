@@ -1,26 +1,31 @@
 """AI programs as seats on the Twisted reactor: a subprocess speaking the UCC protocol
 (ucc-stratego §5) on stdin/stdout, for the daemon's matches (tournaments, Combat's UCC seats).
 
-``ProgramSeat`` starts the program (§2.5) through ``reactor.spawnProcess`` as the leader of its own
-process group and bounds every buffer (§5.1, §11 rows 1 and 16); the UCC dialog itself (replies
+``ProgramSeat`` starts the program (§2.5) through ``reactor.spawnProcess``, under a reaper of its
+own, as the leader of its own process group, and bounds every buffer (§5.1, §11 rows 1 and 16); the UCC dialog itself (replies
 framed by ``wire.ReplyFramer`` (§5.1), whole lines timed (§5.7), the group paused while the other
 side thinks (§5.9), ``QUIT``, a grace period, SIGKILL to the whole group and reaping (§5.6, §11
 row 2)) is ``dialog.ProgramDialog``, given the transport, Deferreds and the reactor's timers.
 gamed-stratego runs its one match without the reactor, with ``pipes.PipeSeat``: the same dialog
 over its own loop (tests/stratego/test_program_seats.py checks both seats).
 
-Process groups: ``spawnProcess`` has no pre-exec hook, so the program is started through a helper
-that makes it a group leader and then execs it with ``argv[0]`` unchanged and no PATH search.
-The cheapest one is util-linux ``setsid`` (about 1 ms): it execs its argument by name, which is
-exact when that name is the path to run (it contains a ``/`` and is not relative to another working
-directory). For a bare name, or a relative path with ``cwd``, a small Python helper does the same
-(``setsid()``, then ``execv(path, argv)``) at about 15 ms, paid once per game. Either way the AI
-leads a new session and process group, and has no controlling terminal.
+The reaper: every program runs under a small process of its own, its parent
+(``gamed.reaper``, started by ``gamed.children.reaper_command``, a bare ``python -I -S``): a
+child subreaper with SIGTERM as its parent death signal, which forks the program as the leader of
+a new session and process group (``argv[0]`` unchanged, no PATH search, SIGKILL as its death
+signal) and passes on its stdin, stdout and stderr. The program's pid (its group's id) is the
+first line of its stdout, written by the reaper's child before the exec and taken off here, so it
+is known before any of the program's output; until then ``pid`` is None. Whatever the program
+forks stays in the reaper's tree, even after a double fork or ``setsid()``: when the program
+exits (or the daemon dies, even by SIGKILL) the reaper SIGKILLs and reaps all of it and ends as
+the program did (its exit status, or death by its signal), so ``exit_code``/``exit_signal`` and
+the logs read as before.
 
-Orphans: once an AI's leader has exited, the children it forked belong to whoever reaps orphans.
-To reap them as §5.6 asks (and not rely on an init that may not reap at all), the first seat makes
-this process a child subreaper on Linux (``PR_SET_CHILD_SUBREAPER``); ``quit()`` then reaps every
-remaining child of the AI's process group with ``waitid(P_PGID, ...)``.
+The kill: SIGKILL to the program's group and to every process of the reaper's tree but the reaper
+(``children.end_processes``), SIGTERM to the reaper, which then ends and reaps what is left and
+exits; if it has not within ``REAP_LIMIT`` its whole tree, itself included, is SIGKILLed from here.
+This process stays a child subreaper (``PR_SET_CHILD_SUBREAPER``) for that case: what such a kill
+orphans comes here and is reaped (the ``_escaped`` set of the dialog).
 """
 
 from __future__ import annotations
@@ -34,15 +39,17 @@ from twisted.internet.protocol import ProcessProtocol
 from twisted.logger import Logger
 from zope.interface import implementer
 
-from gamed.children import become_subreaper, leader_command, minimal_environment
-from gamed.stratego.dialog import REAP_LIMIT, ProgramDialog
+from gamed import children
+from gamed.children import become_subreaper, minimal_environment, reaper_command
+from gamed.stratego.dialog import LOOK_EVERY, REAP_LIMIT, ProgramDialog
 from gamed.stratego.referee import MatchOptions
 from gamed.stratego.seats import ISeat
 from gamed.stratego.wire import EARLY_LIMIT, OUTPUT_LIMIT, OVERLONG, resolve_program
 
-__all__ = ["EARLY_LIMIT", "OUTPUT_LIMIT", "OVERLONG", "ProgramSeat", "leader_command", "resolve_program"]
+__all__ = ["EARLY_LIMIT", "OUTPUT_LIMIT", "OVERLONG", "ProgramSeat", "resolve_program"]
 
 _log = Logger(namespace="gamed.stratego.process")
+_PID_LINE = 20  # the longest pid line, newline excluded
 
 
 # --- the seat ----------------------------------------------------------------------------------
@@ -84,6 +91,9 @@ class ProgramSeat(ProgramDialog):
 
     _waiter = Deferred
     _ready = staticmethod(defer.succeed)
+    # The reaper keeps the program's whole tree (it is its subreaper): one look when the program
+    # is killed finds all of it, none is needed while it plays.
+    follow_tree = False
     _fire = staticmethod(Deferred.callback)
     _run = staticmethod(defer.ensureDeferred)
 
@@ -109,6 +119,9 @@ class ProgramSeat(ProgramDialog):
         self._transport = None
         self._has_ended = False
         self._force_timer = None
+        self._reaper: int | None = None  # the reaper's pid (signalled only until it is reaped)
+        self._header: bytes | None = None  # the start of the program's pid line, until it is whole
+        self._reaper_timer = None  # SIGKILL for a reaper that does not end after SIGTERM
         if self.valid:
             self._spawn(cwd, env)
 
@@ -118,7 +131,7 @@ class ProgramSeat(ProgramDialog):
         become_subreaper()
         devnull = None
         try:
-            executable, args = leader_command(self.argv, cwd)
+            executable, args = reaper_command(self.argv, cwd)
             childFDs = {0: "w", 1: "r", 2: "r" if self._capture else 2}
             if self._stderr_mode == "discard":
                 devnull = os.open(os.devnull, os.O_WRONLY)
@@ -135,11 +148,17 @@ class ProgramSeat(ProgramDialog):
         finally:
             if devnull is not None:
                 os.close(devnull)
-        self._pid = self._transport.pid
+        self._reaper = self._transport.pid
+        self._header = b""
         writer = getattr(self._transport, "pipes", {}).get(0)
         if writer is not None:
             writer.bufferSize = OUTPUT_LIMIT
             self._transport.registerProducer(_OutputLimit(self), True)
+
+    @property
+    def reaper_pid(self) -> int | None:
+        """The pid of the program's reaper (None if it never started)."""
+        return self._reaper
 
     def _report(self, level: str, text: str, **fields) -> None:
         getattr(_log, level)(text, name=self.name, **fields)
@@ -160,6 +179,25 @@ class ProgramSeat(ProgramDialog):
             self._transport.closeStdin()
 
     # --- reading -----------------------------------------------------------------------------------
+
+    def _received(self, data: bytes) -> None:
+        """The program's output, once its pid line (written before its exec) is taken off."""
+        if self._header is not None:
+            header = self._header + data
+            end = header.find(b"\n")
+            if end < 0 and len(header) <= _PID_LINE:
+                self._header = header
+                return
+            self._header = None
+            if 0 < end <= _PID_LINE and header[:end].isdigit():
+                self._pid = int(header[:end])
+                data = header[end + 1 :]
+            else:  # pragma: no cover - only the reaper's child writes before the program
+                _log.error("{name}: no pid line from its reaper: {start!r}", name=self.name, start=header[:_PID_LINE])
+                data = header
+            if not data:
+                return
+        super()._received(data)
 
     def _stop_reading(self) -> None:
         reader = getattr(self._transport, "pipes", {}).get(1)
@@ -183,7 +221,11 @@ class ProgramSeat(ProgramDialog):
     # --- the end -----------------------------------------------------------------------------------
 
     def _on_exited(self, reason) -> None:
+        # The reaper has been reaped (so has the program, by the reaper): its pid is free now.
         self._exited = True
+        if self._reaper_timer is not None and self._reaper_timer.active():
+            self._reaper_timer.cancel()
+        self._reaper_timer = None
         self.exit_code = getattr(reason, "exitCode", None)
         self.exit_signal = getattr(reason, "signal", None)
         if self._quitting:
@@ -202,23 +244,50 @@ class ProgramSeat(ProgramDialog):
         self._maybe_done()
 
     def _kill(self) -> None:
-        """SIGKILL the whole group (stragglers too, once the leader is gone) and reap it."""
+        """SIGKILL the program's group and tree, end its reaper, then reap what comes back here."""
         self._cancel_kill_timer()
         if not self._exited:
             _log.info("{name}: still running at the end: killed", name=self.name)
         self._signal_group(signal.SIGKILL)
-        if self._pid is None:
+        if self._transport is None:
             self._reaped = True
             self._maybe_done()
             return
-        if not self._exited and self._transport is not None:
-            try:  # the leader too, in case it had not become a group leader yet
-                self._transport.signalProcess("KILL")
-            except Exception:
-                pass
-            return  # processExited calls _kill again, now with the leader reaped
+        if not self._exited:
+            self._end_reaper()
+            return  # processExited calls _kill again, once the reaper has ended
         self._reap_deadline = self._seconds() + REAP_LIMIT
         self._reap()
+
+    def _look(self) -> None:
+        """Remember the reaper's tree as it is now but the reaper: the program and all it forked."""
+        if self._reaper is None or self._exited:  # (a reaped reaper's pid may be another's now)
+            return
+        self._next_look = self._seconds() + LOOK_EVERY
+        self._tree.update(children.process_tree(self._reaper, include_root=False))
+
+    def _signal_group(self, signum: int) -> None:
+        if not self._exited:  # else the reaper has ended the group, and its id may be another's
+            super()._signal_group(signum)
+
+    def _end_reaper(self) -> None:
+        """SIGTERM the reaper (it ends and reaps the program's tree, then exits as the program did);
+        SIGKILL its tree from here if it has not ended within REAP_LIMIT."""
+        if self._reaper_timer is not None:
+            return
+        try:
+            self._transport.signalProcess("TERM")
+        except Exception:  # ProcessExitedAlready: processExited is on its way
+            return
+        self._reaper_timer = self._reactor.callLater(REAP_LIMIT, self._kill_reaper)
+
+    def _kill_reaper(self) -> None:
+        self._reaper_timer = None
+        if self._exited:
+            return
+        _log.warn("{name}: its reaper did not end within {limit} s: killed", name=self.name, limit=REAP_LIMIT)
+        tree = children.process_tree(self._reaper)
+        self._escaped |= set(children.end_processes(tree)) - {self._reaper, self._pid}
 
     def _group_reaped(self) -> None:
         if not self._has_ended:

@@ -148,7 +148,7 @@ async def test_a_person_plays_the_fast_ai_and_leaving_ends_the_program(fast_ai):
     got = human.poll()
     assert got[0] == wire.MsgSeat(0, 2) and wire.ReqOptions() in got
     ai = _ai_of(service)
-    pid = ai.program.pid
+    pid = ai.program.reaper_pid  # its reaper ends last, once the program and all it forked are gone
     assert pid is not None and _alive(pid)
     human.send(wire.HostOptions.of(UCC))
     assert wire.ReqSetup() in human.poll()
@@ -179,7 +179,7 @@ async def test_options_other_than_the_ucc_rules_make_the_ai_leave(fast_ai):
     human = Human(service)
     human.say("COMPUTER fast")
     ai = _ai_of(service)
-    pid = ai.program.pid
+    pid = ai.program.reaper_pid  # its reaper ends last, once the program and all it forked are gone
     human.poll()
     human.send(wire.HostOptions.of(DEFAULT))  # no SUPER_SCOUT
     await _until(lambda: ai.ended is not None and ai.ended.called)

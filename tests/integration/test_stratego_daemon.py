@@ -10,7 +10,7 @@ import pathlib
 
 import pytest
 import pytest_twisted
-from tests.procs import wait_gone
+from tests.procs import read_pid, wait_gone
 from tests.stratego.puppet import write_script
 from tests.stratego.programs import compile_fast_ai
 from twisted.internet import reactor, task
@@ -117,10 +117,44 @@ async def test_a_sigkilled_daemon_leaves_no_ai_running(start_daemon, tmp_path):
     assert wait_gone(programs, 10) == [], "a Stratego program outlived the SIGKILLed daemon"
 
 
+@pytest_twisted.ensureDeferred
+async def test_a_sigkilled_daemon_leaves_nothing_an_ai_forked_running(start_daemon, tmp_path):
+    # Each program forks a child that leaves its group and session with setsid() (so neither a
+    # group kill nor a death signal reaches it: that is not inherited), then both sleep. The
+    # daemon is SIGKILLed: no stopService runs, and what each program forked ends all the same.
+    config = pathlib.Path(sleeping_ais(tmp_path))
+    escaped = tmp_path / "escaped"
+    escaped.mkdir()
+    write_script(tmp_path / "slow.sh", ESCAPING.format(directory=str(escaped)))
+    daemon = await start_daemon("--config", str(config))
+    await wait_for(lambda: len(list(escaped.glob("*.pid"))) == 2, 20, "both programs of the first game to fork")
+    forked = [read_pid(path) for path in escaped.glob("*.pid")]
+    try:
+        assert all(os.getsid(pid) == pid for pid in forked), "each left its program's session"
+        daemon.signal("KILL")
+        await daemon.ended
+        assert wait_gone(forked, 10) == [], "what a Stratego program forked outlived the SIGKILLed daemon"
+    finally:
+        for pid in wait_gone(forked, 0):
+            os.kill(pid, 9)
+
+
+# A program that forks a child in a session of its own (its pid in DIRECTORY/<pid>.pid), then sleeps.
+ESCAPING = """import os, time
+if os.fork() == 0:
+    os.setsid()
+    with open("{directory}/%d.tmp" % os.getpid(), "w") as f:
+        f.write("%d\\n" % os.getpid())
+    os.rename("{directory}/%d.tmp" % os.getpid(), "{directory}/%d.pid" % os.getpid())
+time.sleep(60)
+"""
+
+
 def _sleepers(tmp_path) -> list[int]:
-    """The live processes of ``tmp_path``'s sleeping program (its script, or the sleep it runs)."""
+    """The live processes of ``tmp_path``'s sleeping program (its script, or the sleep it runs),
+    not the reapers the daemon runs them under."""
     script = str(tmp_path / "slow.sh")
-    return [int(p) for p in os.listdir("/proc") if p.isdigit() and script in _cmdline(p)]
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and script in _cmdline(p) and "gamed.reaper" not in _cmdline(p)]
 
 
 def _cmdline(pid: str) -> str:

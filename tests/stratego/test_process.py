@@ -1,6 +1,6 @@
 """What only the daemon's ``process.ProgramSeat`` does (ucc-stratego §2.5, §5): resolving and
-starting programs through a group-leader helper, a working directory of their own, stderr kept,
-full games between the example AIs. The behaviour it shares with gamed-stratego's ``PipeSeat`` is
+starting programs under a reaper of their own (``gamed.reaper``), a working directory of their
+own, stderr kept, what a double fork leaves ending with the game, full games between the example AIs. The behaviour it shares with gamed-stratego's ``PipeSeat`` is
 checked for both in test_program_seats.py.
 """
 
@@ -9,16 +9,21 @@ from __future__ import annotations
 import ast
 import os
 import shlex
+import signal
+import time
 from pathlib import Path
 
 import pytest
 import pytest_twisted
 from twisted.internet import defer
+from twisted.logger import capturedLogs, formatEvent
 
 from gamed import children
+from gamed.children import leader_command
 from gamed.stratego import process
-from gamed.stratego.process import leader_command, resolve_program
+from gamed.stratego.process import resolve_program
 from gamed.stratego.referee import MatchOptions, Outcome, StrategoReferee, parse_log, replay_seats
+from tests.procs import alive, read_pid, wait_gone
 from tests.stratego.programs import compile_fast_ai
 from tests.stratego.puppet import PYTHON, group_members, write_script
 from tests.stratego.seat_harness import INTROSPECT, options
@@ -99,7 +104,7 @@ async def test_the_program_runs_in_the_working_directory_it_is_given(reactor_sea
 
 @pytest_twisted.ensureDeferred
 async def test_a_program_whose_start_fails_behaves_like_one_that_exits_at_once(reactor_seats, monkeypatch, puppet):
-    monkeypatch.setattr(process, "leader_command", lambda argv, cwd=None: ("/nonexistent/helper", argv))
+    monkeypatch.setattr(process, "reaper_command", lambda argv, cwd=None: ("/nonexistent/helper", argv))
     r = reactor_seats.seat(puppet, options())
     assert r.valid and r.pid is None
     monkeypatch.undo()
@@ -114,6 +119,65 @@ async def test_stderr_is_captured_up_to_its_limit(reactor_seats, tmp_path):
     await reactor_seats.wait(s.setup("RED", "x"))
     await reactor_seats.wait(s.quit(None))
     assert s.stderr_text == b"e" * 1000 and s.exit_code == 0
+
+
+# --- the reaper --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("end", ["exit 5", "signal SIGUSR1"])
+@pytest_twisted.ensureDeferred
+async def test_the_program_runs_under_its_reaper_and_its_end_reads_as_its_own(reactor_seats, tmp_path, end):
+    how = "sys.exit(5)" if end == "exit 5" else "os.kill(os.getpid(), signal.SIGUSR1)"
+    ai = write_script(
+        tmp_path / "ai",
+        "import os, signal, sys\nsys.stderr.write(repr((os.getppid(), os.getpgid(0))))\nsys.stderr.flush()\n" + how + "\n",
+    )
+    s = reactor_seats.seat(ai, options(), stderr="capture")
+    assert await reactor_seats.wait(s.setup("RED", "x")) == []
+    await reactor_seats.wait(s.quit(None))
+    parent, group = ast.literal_eval(s.stderr_text.decode())
+    assert parent == s.reaper_pid != s.pid and group == s.pid, "the reaper is the parent of the program, a group leader"
+    if end == "exit 5":
+        assert (s.exit_code, s.exit_signal) == (5, None)
+    else:
+        assert (s.exit_code, s.exit_signal) == (None, signal.SIGUSR1)
+    assert wait_gone([s.reaper_pid]) == [] and group_members(s.pid) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_grandchild_orphaned_by_a_double_fork_ends_with_the_game(reactor_seats, tmp_path, puppet):
+    # The AI's child forks a grandchild that leaves the group with setsid(), and exits at once:
+    # the grandchild is an orphan before the game starts, and no look at the AI's tree finds it.
+    escaped = tmp_path / "escaped"
+    s = reactor_seats.seat(f"{puppet} --escape-orphan {escaped}", options())
+    pid = None
+    try:
+        assert len(await reactor_seats.wait(s.setup("RED", "x"))) == 4
+        pid = read_pid(escaped)
+        assert alive(pid) and os.getsid(pid) == pid
+        await reactor_seats.wait(s.quit("x RED SURRENDER 1 148 148"))
+        assert s.exit_code == 0, "the AI read QUIT and exited"
+        assert wait_gone([pid]) == [], "the grandchild orphaned by a double fork outlived the game"
+    finally:
+        if pid is not None and alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            wait_gone([pid])
+            children.reap([pid])
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_reaper_that_does_not_end_is_killed_with_its_tree(reactor_seats, puppet):
+    s = reactor_seats.seat(f"{puppet} --fork --setup 4", options(quit_grace=30))
+    assert len(await reactor_seats.wait(s.setup("RED", "x"))) == 4
+    reaper, members = s.reaper_pid, group_members(s.pid)
+    os.kill(reaper, signal.SIGSTOP)  # it can take no signal but SIGKILL now
+    start = time.monotonic()
+    with capturedLogs() as events:
+        await reactor_seats.wait(s.kill())
+    assert time.monotonic() - start < 10
+    assert any("its reaper did not end within 1.0 s: killed" in formatEvent(e) for e in events)
+    assert len(members) == 2 and group_members(s.pid) == [], "the AI and its child are gone, zombies included"
+    assert wait_gone([reaper]) == [] and s.exit_signal == signal.SIGKILL
 
 
 # --- full games ------------------------------------------------------------------------------
