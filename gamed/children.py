@@ -166,15 +166,20 @@ def spawn_leader(path: str, argv: list[str], env: dict, stdin: int, stdout: int)
 # --- process trees ---------------------------------------------------------------------------------
 
 
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(parent pid, start time) of ``pid`` from /proc, or None if it is gone (or a zombie)."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or None if gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
     except OSError:
         return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    if fields[0] in (b"Z", b"X"):
+    return raw[raw.rfind(b")") + 2 :].split()
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time) of ``pid`` from /proc, or None if it is gone (or a zombie)."""
+    fields = _stat_fields(pid)
+    if fields is None or fields[0] in (b"Z", b"X"):
         return None
     return int(fields[1]), int(fields[19])
 
@@ -270,13 +275,8 @@ def _signal_same(pid: int, started: int, sig: int) -> bool:
 
 def _zombie_parent(pid: int) -> int | None:
     """The parent of ``pid`` if it is a zombie (ended, not reaped yet), else None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2 :].split()
-    return int(fields[1]) if fields[0] == b"Z" else None
+    fields = _stat_fields(pid)
+    return int(fields[1]) if fields is not None and fields[0] == b"Z" else None
 
 
 def reap(pids) -> set[int]:
