@@ -129,6 +129,43 @@ class BackPressure:
     _unread = 0  # bytes written since the transport paused us for output
     _unread_call = None  # ends a client that leaves its replies unread for UNREAD_SECONDS
 
+    def callLater(self, period, func):  # noqa: N802 - TimeoutMixin's name
+        return self.clock.callLater(period, func)
+
+    def _start_budget(self, socket_options: tuple[str, ...] = ("setTcpNoDelay",)) -> None:
+        """The connection is up: note the client's ``peer`` (host:port) for the log, switch the
+        socket ``options`` on (no delay: a reply must not wait for the client's delayed ACK of the
+        previous one, Nagle's up to 40 ms a move; keep-alive: half-open connections end), and
+        become the transport's streaming producer."""
+        peer = self.transport.getPeer()
+        self.peer = f"{getattr(peer, 'host', peer)}:{getattr(peer, 'port', '')}".rstrip(":")
+        for option in socket_options:
+            setter = getattr(self.transport, option, None)
+            if setter is not None:
+                try:
+                    setter(True)
+                except (AttributeError, OSError):
+                    pass
+        self.transport.registerProducer(self, True)
+
+    # Logged when a closing client did not read its last output within the close grace.
+    _ABORTED = "{peer} did not read its last lines; connection aborted"
+
+    def _close_transport(self, grace: float) -> None:
+        """Close after the output still buffered; a client that does not read it within ``grace``
+        seconds (0 = no bound) is cut off, logged as ``_ABORTED``."""
+        # TLS sends its close alert only once no producer is registered: without this, every TLS
+        # client would wait out the close grace and then be cut off.
+        self.transport.unregisterProducer()
+        self.transport.loseConnection()
+        if grace:
+            self._close_call = self.clock.callLater(grace, self._abort)
+
+    def _abort(self) -> None:
+        self._close_call = None
+        self._log.info(self._ABORTED, peer=self.peer, name=getattr(self, "name", None))
+        self.transport.abortConnection()
+
     # Producer interface: the transport pauses us when the client does not read what we write.
     def pauseProducing(self) -> None:  # noqa: N802
         self._pause("output")

@@ -168,22 +168,8 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
 
     # --- Twisted interface ------------------------------------------------------------------
 
-    def callLater(self, period, func):  # noqa: N802 - TimeoutMixin's name
-        return self.clock.callLater(period, func)
-
     def connectionMade(self) -> None:  # noqa: N802
-        peer = self.transport.getPeer()
-        self.peer = f"{getattr(peer, 'host', peer)}:{getattr(peer, 'port', '')}".rstrip(":")
-        for option in ("setTcpNoDelay", "setTcpKeepAlive"):
-            # No delay: a reply must not wait for the client's delayed ACK of the previous one
-            # (Nagle), which costs up to 40 ms a move. Keep-alive: half-open connections end.
-            setter = getattr(self.transport, option, None)
-            if setter is not None:
-                try:
-                    setter(True)
-                except (AttributeError, OSError):
-                    pass
-        self.transport.registerProducer(self, True)
+        self._start_budget(("setTcpNoDelay", "setTcpKeepAlive"))
         if self.limits.idle_timeout:
             self.setTimeout(self.limits.idle_timeout)
         self.on_connect()
@@ -263,23 +249,13 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         (self._log.debug if routine else self._log.info)("{peer} closed: {reason}", peer=self.peer, reason=reason)
         self.setTimeout(None)
         self._drop_held()
-        # TLS sends its close alert only once no producer is registered: without this, every TLS
-        # client would wait out the close grace and then be cut off.
-        self.transport.unregisterProducer()
-        self.transport.loseConnection()
-        if self.limits.close_grace:
-            self._close_call = self.clock.callLater(self.limits.close_grace, self._abort)
+        self._close_transport(self.limits.close_grace)
 
     def note_activity(self) -> None:
         """Something happened for this client (a game event): restart the idle timer."""
         self.resetTimeout()
 
     # --- internals --------------------------------------------------------------------------
-
-    def _abort(self) -> None:
-        self._close_call = None
-        self._log.info("{peer} did not read its last lines; connection aborted", peer=self.peer)
-        self.transport.abortConnection()
 
     def _normalize(self, data: bytes) -> bytes:
         """Make ``\r\n``, ``\r\0`` (telnet's bare CR) and a lone ``\r`` all end a line as ``\n``.

@@ -37,6 +37,7 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
 
     _log = Logger()
 
+    _ABORTED = "{peer} ({name}) did not read its last messages; connection aborted"
     HANDSHAKE_LINE = 256  # longest handshake line, in bytes (line end excluded)
     # Messages (or handshake lines) handled for one connection before the others get their turn,
     # when no more than ``SMALL_INPUT`` bytes are waiting (a client sends a message or a few at a
@@ -63,19 +64,8 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         self._close_call = None
         self._cut_off: str | None = None  # why the budget ended the connection
 
-    def callLater(self, period, func):  # noqa: N802 - TimeoutMixin's name
-        return self.clock.callLater(period, func)
-
     def connectionMade(self) -> None:  # noqa: N802
-        peer = self.transport.getPeer()
-        self.peer = f"{getattr(peer, 'host', peer)}:{getattr(peer, 'port', '')}".rstrip(":")
-        setter = getattr(self.transport, "setTcpNoDelay", None)
-        if setter is not None:
-            try:
-                setter(True)
-            except OSError:
-                pass
-        self.transport.registerProducer(self, True)
+        self._start_budget()
         if self.service.limits.idle_timeout:
             self.setTimeout(self.service.limits.idle_timeout)
         self.service.connected(self)
@@ -270,17 +260,7 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         seating, self.seating = self.seating, None
         if seating is not None:
             self.service.vacate(seating, reason)
-        # TLS sends its close alert only once no producer is registered.
-        self.transport.unregisterProducer()
-        self.transport.loseConnection()
-        grace = self.service.limits.close_grace
-        if grace:
-            self._close_call = self.clock.callLater(grace, self._abort)
-
-    def _abort(self) -> None:
-        self._close_call = None
-        self._log.info("{peer} ({name}) did not read its last messages; connection aborted", peer=self.peer, name=self.name)
-        self.transport.abortConnection()
+        self._close_transport(self.service.limits.close_grace)
 
     def refuse(self, reason: str) -> None:
         """End a handshake-port connection whose game cannot start with one text line
