@@ -138,6 +138,18 @@ def _ai_of(service) -> AiOpponent:
     return entry.sitting[1]
 
 
+async def _ann_plays_the_fast_ai(service) -> tuple[Human, AiOpponent]:
+    """ann hosts a UCC game against the ``fast`` AI and sets up; (ann, the AI) once it started."""
+    human = Human(service)
+    human.say("NAME ann")
+    human.say("COMPUTER fast")
+    ai = _ai_of(service)
+    human.send(wire.HostOptions.of(UCC))
+    human.send(wire.MsgSetup(wire.write_setup(UCC, 0, placement(0))))
+    await _until(lambda: any(isinstance(m, wire.MsgStart) for m in human.poll()))
+    return human, ai
+
+
 @pytest_twisted.ensureDeferred
 async def test_a_person_plays_the_fast_ai_and_leaving_ends_the_program(fast_ai):
     service = _service(_reactor(), {"fast": AiProgram("fast", fast_ai)})
@@ -209,13 +221,7 @@ async def test_a_person_who_leaves_a_game_against_the_ai_loses_it_when_the_grace
         Limits(), _reactor(), config, random.Random(1), ais={"fast": AiProgram("fast", fast_ai)},
         hub=LiveHub(_reactor(), store), records_dir=tmp_path,
     )
-    human = Human(service)
-    human.say("NAME ann")
-    human.say("COMPUTER fast")
-    ai = _ai_of(service)
-    human.send(wire.HostOptions.of(UCC))
-    human.send(wire.MsgSetup(wire.write_setup(UCC, 0, placement(0))))
-    await _until(lambda: any(isinstance(m, wire.MsgStart) for m in human.poll()))
+    human, ai = await _ann_plays_the_fast_ai(service)
     human.client.drop()  # ann leaves the running game
     await _until(lambda: store.records)
     (record,) = store.records
@@ -231,13 +237,7 @@ async def test_a_person_who_leaves_a_game_against_the_ai_loses_it_when_the_grace
 async def test_a_named_person_comes_back_to_its_game_against_the_ai(fast_ai):
     config = CombatConfig(move_time=0, rejoin_grace=60)
     service = CombatService(Limits(), _reactor(), config, random.Random(1), ais={"fast": AiProgram("fast", fast_ai)})
-    human = Human(service)
-    human.say("NAME ann")
-    human.say("COMPUTER fast")
-    ai = _ai_of(service)
-    human.send(wire.HostOptions.of(UCC))
-    human.send(wire.MsgSetup(wire.write_setup(UCC, 0, placement(0))))
-    await _until(lambda: any(isinstance(m, wire.MsgStart) for m in human.poll()))
+    human, ai = await _ann_plays_the_fast_ai(service)
     table = service.tables[ai.seating.table_id]
     human.client.drop()
     back = Human(service)
