@@ -41,16 +41,19 @@ UNREAD_SECONDS = 10.0
 class _Waiting:
     """A connection's place in the ``TurnQueue`` (an ``IDelayedCall``-like handle)."""
 
-    __slots__ = ("call",)
+    __slots__ = ("call", "queue")
 
-    def __init__(self, call: Callable[[int], None]):
+    def __init__(self, call: Callable[[int], None], queue: TurnQueue):
         self.call: Callable[[int], None] | None = call
+        self.queue = queue
 
     def active(self) -> bool:
         return self.call is not None
 
     def cancel(self) -> None:
-        self.call = None
+        if self.call is not None:
+            self.call = None
+            self.queue._live -= 1
 
 
 class TurnQueue:
@@ -67,6 +70,7 @@ class TurnQueue:
         self._waiting: deque[_Waiting] = deque()
         self._call = None
         self._serving = False
+        self._live = 0  # entries not cancelled nor served (counted, not looked for, at each turn)
 
     @classmethod
     def of(cls, clock: IReactorTime) -> TurnQueue:
@@ -79,14 +83,15 @@ class TurnQueue:
     def wait(self, call: Callable[[int], None]) -> _Waiting:
         """Call ``call(lines)`` at this connection's next share, of ``lines`` lines (messages);
         the handle cancels it."""
-        waiting = _Waiting(call)
+        waiting = _Waiting(call, self)
         self._waiting.append(waiting)
+        self._live += 1
         if self._call is None and not self._serving:
             self._call = self.clock.callLater(0, self._serve)
         return waiting
 
     def __len__(self) -> int:
-        return sum(1 for w in self._waiting if w.call is not None)
+        return self._live
 
     def _serve(self) -> None:
         self._call = None
@@ -103,6 +108,7 @@ class TurnQueue:
                 call, entry.call = entry.call, None
                 if call is None:  # cancelled: the connection is gone
                     continue
+                self._live -= 1
                 served += share
                 call(share)
         finally:
