@@ -4,7 +4,8 @@ A protocol with ``BackPressure`` is its transport's streaming producer. While th
 read our replies (the transport's write buffer is full and it paused us) the client's further
 input is held unhandled; one that sends more than ``MAX_HELD`` bytes meanwhile is cut off, and one
 that would have more than ``MAX_UNREAD`` bytes written to it (by other players' events) while it
-does not read is cut off too, each with a logged reason. Other pauses (a line rate, the end of a
+does not read is cut off too (protocols that count their writes with ``_check_written``: Combat),
+each with a logged reason. Other pauses (a line rate, the end of a
 connection's share of one reactor turn) also stop reading from the socket, so that nothing is held
 for them. ``TextLineProtocol`` and ``CombatProtocol`` both build on it.
 

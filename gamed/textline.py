@@ -5,7 +5,7 @@ per-connection budget: a maximum line length (answered once the over-long line e
 lines after it still count), non-text bytes and telnet negotiation, an idle timeout, a line rate
 (a flooding client is slowed down, not cut off, by no longer reading from it; blank lines are
 free), a share of the reactor (up to ``lines_per_turn`` lines of one connection are handled per
-reactor turn; one with more waiting, a flood, gets one line a turn in the daemon's one
+reactor turn; one with more waiting, a flood, waits for its share in the daemon's one
 ``gamed.backpressure.TurnQueue``, so floods together cannot starve other connections), output
 back-pressure (``gamed.backpressure``: while a client does not read its replies its further lines
 wait unanswered; one that sends more than 128 KiB meanwhile is cut off) and a bounded close (a client that never reads
@@ -113,7 +113,7 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
     _log = Logger()
     # Lines of one connection handled in one reactor turn, when it has no more than that many
     # waiting: a well-behaved client sends one line, or a few at a time (a Virtual Fight team's
-    # orders). A connection with more waiting (a flood) gets one line a turn, like the others.
+    # orders). A connection with more waiting (a flood) waits in the TurnQueue.
     lines_per_turn = 16
     # Blank lines skipped in one reactor turn (they cost little, but not nothing).
     _blanks_per_turn = 4096

@@ -41,7 +41,7 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
     HANDSHAKE_LINE = 256  # longest handshake line, in bytes (line end excluded)
     # Messages (or handshake lines) handled for one connection before the others get their turn,
     # when no more than ``SMALL_INPUT`` bytes are waiting (a client sends a message or a few at a
-    # time); a connection with more waiting (a flood) gets one message a turn, in the TurnQueue.
+    # time); a connection with more waiting (a flood) waits for its share in the TurnQueue.
     MESSAGES_PER_TURN = 16
     SMALL_INPUT = 512
 
