@@ -26,7 +26,7 @@ from twisted.python.failure import Failure
 
 from gamed.backpressure import BackPressure
 from gamed.combat import wire
-from gamed.names import valid_name
+from gamed.names import NAME_RULE, valid_name
 
 if TYPE_CHECKING:
     from gamed.combat.service import CombatService, Seating
@@ -185,8 +185,8 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         elif command == "TABLE" and len(args) in (1, 2) and valid_name(args[0]):
             seats = None
             if len(args) == 2:
-                if not args[1].isdigit() or not 2 <= int(args[1]) <= 15:
-                    return self._say("ERROR seats must be 2 to 15")
+                if not args[1].isdigit() or not wire.MIN_SEATS <= int(args[1]) <= wire.MAX_SEATS:
+                    return self._say(f"ERROR seats must be {wire.MIN_SEATS} to {wire.MAX_SEATS}")
                 seats = int(args[1])
             self.table_name, self.table_seats = args[0], seats
             self._say(f"OK TABLE {self.table_name}")
@@ -212,7 +212,7 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             self.service.seat_against(self, args[0])
         elif command == "HELP":
             self._say(
-                "NAME <name>            your name at the table (1-32 letters, digits, _ . -)",
+                f"NAME <name>            your name at the table ({NAME_RULE})",
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
                 "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
                 "COMPUTER [<ai>]        list the computer opponents, or host a table against one",
