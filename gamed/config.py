@@ -48,6 +48,7 @@ class KalahaConfig:
     computer: bool = True  # whether clients may ask for the built-in computer player
     board: bool = True  # whether board drawings are sent by default (clients can switch them)
     strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
+    grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
 
 
 @attrs.frozen
@@ -72,6 +73,7 @@ class FightConfig:
     # Seconds an observer may send nothing while no event reaches it (following a running game
     # it is never idle); 0 = never.
     gui_idle_timeout: float = 600.0
+    grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
 
 
 @attrs.frozen
@@ -104,6 +106,7 @@ class Connect4Config:
     engine_nice: int = 10  # niceness of native engine processes (0-19): searches yield to the daemon
     engine_cpus: str = "auto"  # CPUs for native engines: "auto" = all but the first (on 2+ CPUs), "all", or "1,2,3"
     match_games: int = 100  # the most games one MATCH command may ask for
+    grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
 
 
 @attrs.frozen
@@ -154,6 +157,16 @@ class StrategoConfig:
 
 
 @attrs.frozen
+class PlayersConfig:
+    """Who may play ([players]): accounts, guests, and how long a dropped seat is kept."""
+
+    guests: bool = True  # players without a token may play (shown as guests, never rated)
+    grace: float = 60.0  # seconds a seat that dropped during a game is kept for its return; 0 = it forfeits at once
+    login_failures: int = 5  # failed logins from one address within login_window before it must wait; 0 = no limit
+    login_window: float = 60.0  # seconds a failed login counts against its address
+
+
+@attrs.frozen
 class RecordsConfig:
     """Where finished matches and ratings are kept (gamed.records)."""
 
@@ -174,6 +187,12 @@ class Config:
     web: WebConfig = WebConfig()
     limits: Limits = Limits()
     records: RecordsConfig = RecordsConfig()
+    players: PlayersConfig = PlayersConfig()
+
+    def grace(self, game: str) -> float:
+        """The grace period of ``game``'s seats: its own setting, else ``[players] grace``."""
+        own = getattr(getattr(self, game, None), "grace", None)
+        return self.players.grace if own is None else own
 
 
 FIRST_CHOICES = ("arrival", "alternate", "random")
@@ -187,6 +206,7 @@ _SECTIONS: dict[str, type] = {
     "web": WebConfig,
     "limits": Limits,
     "records": RecordsConfig,
+    "players": PlayersConfig,
 }
 WORKDIRS = ("fresh", "persistent")
 
@@ -253,6 +273,8 @@ def _check_ais(value: Any) -> tuple[AiProgram, ...]:
 
 def _kind(cls: type, name: str) -> type:
     default = getattr(cls(), name)
+    if default is None:  # "None = the shared setting" (a game's grace): a number when given
+        return float
     return bool if isinstance(default, bool) else type(default)
 
 
@@ -351,6 +373,8 @@ def validate(config: Config) -> None:
     if lim.line_rate and lim.line_burst < 1:
         raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
     _validate_records(config.records)
+    if not config.players.guests and not config.records.database:
+        raise ConfigError("players.guests = false needs accounts, and accounts live in the records database: set records.database")
 
 
 def _validate_records(records: RecordsConfig) -> None:
