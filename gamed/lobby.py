@@ -4,7 +4,9 @@ Players in the general queue are seated in arrival order: the first ``seats`` of
 the next ones the next table. A player may instead name a table; everyone who names the same table
 sits together once it is full. The first player at a named table may choose its seat count.
 The lobby knows nothing about connections: members are any hashable objects, ``alive(member)``
-says whether one is still there (members that left without ``leave`` are dropped before seating).
+says whether one is still there (members that left without ``leave`` are dropped before seating),
+and ``key(member)`` who it is: two members with the same key that is not None (two connections of
+one account) never sit at one table; the later one waits for the next.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Lobby:
         alive: Callable[[Hashable], bool] = lambda member: True,
         min_seats: int = 2,
         max_seats: int | None = None,
+        key: Callable[[Hashable], Hashable | None] = lambda member: None,
     ):
         if seats < 1:
             raise ValueError("a table needs at least one seat")
@@ -43,6 +46,7 @@ class Lobby:
         self.max_seats = seats if max_seats is None else max_seats
         self._on_table = on_table
         self._alive = alive
+        self._key = key
         self._queue = _Table(None, seats)
         self._named: dict[str, _Table] = {}
         self._where: dict[Hashable, _Table] = {}
@@ -115,7 +119,24 @@ class Lobby:
             return
         self._prune(table)
         while len(table.members) >= table.seats:
-            members = table.members[: table.seats]
+            members = self._apart(table)
+            if members is None:
+                return
             for member in members:
                 self.leave(member)
             self._on_table(members, table.name)
+
+    def _apart(self, table: _Table) -> list[Hashable] | None:
+        """The first ``seats`` members in arrival order of whom no two share a key, or None."""
+        members: list[Hashable] = []
+        keys: set[Hashable] = set()
+        for member in table.members:
+            key = self._key(member)
+            if key is not None and key in keys:
+                continue
+            members.append(member)
+            if key is not None:
+                keys.add(key)
+            if len(members) == table.seats:
+                return members
+        return None

@@ -7,6 +7,26 @@ from __future__ import annotations
 import math
 import re
 
+from gamed.identity import Refusal
+
+# ``ERROR <code>`` of a refused login, name or resume, the same in every text protocol
+# (docs/protocols/accounts.md).
+REFUSAL_CODES = {
+    Refusal.UNKNOWN_OR_WRONG: 420,
+    Refusal.REVOKED: 421,
+    Refusal.TOO_MANY: 422,
+    Refusal.GUESTS_OFF: 423,
+    Refusal.NAME_REGISTERED: 424,
+    Refusal.TOO_LATE: 425,
+    Refusal.ALREADY: 426,
+    Refusal.UNKNOWN_RESUME: 427,
+    Refusal.FINISHED: 428,
+    Refusal.NOT_AWAY: 429,
+    Refusal.NO_SEAT: 430,
+    Refusal.NO_ACCOUNTS: 431,
+    Refusal.NAME_IN_USE: 432,
+}
+
 
 class ParseError(ValueError):
     """A command's arguments are wrong; ``code`` is the error code to send."""
@@ -23,6 +43,11 @@ def split_command(text: str, bare_move: re.Pattern) -> tuple[str, list[str]]:
     if len(words) == 1 and bare_move.match(words[0]):
         return "MOVE", words
     return words[0].upper(), words[1:]
+
+
+def refused(error) -> str:
+    """``ERROR <code> <text>`` of a ``gamed.players.LoginError``."""
+    return f"ERROR {REFUSAL_CODES[error.refusal]} {error.text}"
 
 
 def error(code: int, text: str) -> str:

@@ -1,0 +1,100 @@
+"""Who is playing: an identity per seat (an account, a guest, or a program the daemon started),
+logging in with an account's token, the names guests may not use, and the limit on failed logins.
+
+One ``Players`` object serves the whole daemon; every game's protocol asks it, so logging in
+works and fails the same way in every game. Accounts live in the records database
+(``gamed.accounts.AccountStore`` provides ``IAccounts``); a daemon without records has no accounts,
+only guests. A refused login is a ``LoginError`` whose ``refusal`` each wire maps to its own code
+(``gamed.textwire.REFUSAL_CODES`` for the text protocols).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
+from twisted.internet.interfaces import IReactorTime
+from twisted.logger import Logger
+from zope.interface import Interface
+
+from gamed.config import PlayersConfig
+from gamed.identity import GUEST_PREFIX, Identity, LoginError, LoginLimit, Refusal, valid_token
+
+__all__ = ["GUEST_PREFIX", "IAccounts", "Identity", "LoginError", "LoginLimit", "Players", "Refusal", "valid_token"]
+
+
+class IAccounts(Interface):
+    """The accounts an organiser registered (``gamed.accounts.AccountStore``)."""
+
+    def verify(name: str, token: str) -> Deferred:
+        """Fires with the account (``id``, ``name``, ``kind``) whose token this is, or fails with
+        ``gamed.accounts.LoginRefused`` (``reason``: unknown account or wrong token, revoked)."""
+
+    def registered(name: str) -> Deferred:
+        """Fires True when an account (revoked or not) has this name."""
+
+
+class Players:
+    """The daemon's players: logs clients in with their tokens, checks guests' names, and says
+    whether guests may play at all (``[players] guests``)."""
+
+    _log = Logger()
+
+    def __init__(self, config: PlayersConfig, accounts: Any | None, clock: IReactorTime):
+        self.config = config
+        self.accounts = accounts  # an IAccounts provider, or None: no records database
+        self.clock = clock
+        self.limit = LoginLimit(config.login_failures, config.login_window)
+
+    @property
+    def guests(self) -> bool:
+        return self.config.guests
+
+    def login(self, name: str, token: str, host: str) -> Deferred:
+        """Fires with the Identity of the account ``name`` when ``token`` is its token; fails
+        with LoginError. ``host`` is the client's address: too many failures from it and it must
+        wait (no token is checked meanwhile). The token is never logged."""
+        if self.accounts is None:
+            return defer.fail(LoginError(Refusal.NO_ACCOUNTS))
+        now = self.clock.seconds()
+        wait = self.limit.wait(host, now)
+        if wait:
+            return defer.fail(LoginError(Refusal.TOO_MANY, f"try again in {max(1, round(wait))} s"))
+        self.limit.begin(host)
+
+        def verified(account: Any) -> Identity:
+            self.limit.end(host, self.clock.seconds(), failed=False)
+            self._log.info("{host} logged in as {name}", host=host, name=account.name)
+            return Identity(account.name, account.kind, account.id)
+
+        def refused(failure) -> None:
+            self.limit.end(host, self.clock.seconds(), failed=True)
+            reason = getattr(failure.value, "reason", None)
+            if reason is None:  # the database failed, not the client
+                self._log.failure("checking a login for {name} failed", failure, name=name)
+                raise LoginError(Refusal.NO_ACCOUNTS, "the accounts cannot be read just now")
+            refusal = Refusal.REVOKED if "revoked" in str(reason) else Refusal.UNKNOWN_OR_WRONG
+            self._log.info("{host}: login as {name} refused: {why}", host=host, name=name, why=refusal.value)
+            raise LoginError(refusal)
+
+        d = defer.maybeDeferred(self.accounts.verify, name, token)
+        d.addCallbacks(verified, refused)
+        return d
+
+    def guest(self, name: str) -> Deferred:
+        """Fires with the guest Identity ``name``; fails with LoginError when guests may not
+        play here, or when ``name`` belongs to an account (revoked or not)."""
+        if not self.config.guests:
+            return defer.fail(LoginError(Refusal.GUESTS_OFF))
+        if self.accounts is None:
+            return defer.succeed(Identity(name))
+
+        def checked(registered: bool) -> Identity:
+            if registered:
+                raise LoginError(Refusal.NAME_REGISTERED, name)
+            return Identity(name)
+
+        d = defer.maybeDeferred(self.accounts.registered, name)
+        d.addCallback(checked)
+        return d
