@@ -108,7 +108,15 @@ class Lobby:
     def free_seats(self, member: Hashable) -> int:
         """How many more players ``member``'s table needs."""
         table = self._where[member]
-        return table.seats - len(table.members)
+        keys: set[Hashable] = set()
+        apart = 0  # members who could sit together (one account counts once)
+        for other in table.members:
+            key = self._key(other)
+            if key is None or key not in keys:
+                apart += 1
+                if key is not None:
+                    keys.add(key)
+        return max(1, table.seats - apart)
 
     def _prune(self, table: _Table) -> None:
         for member in [m for m in table.members if not self._alive(m)]:

@@ -345,3 +345,18 @@ def test_join_reports_zero_when_its_table_was_seated_even_if_on_table_queued_som
     lobby = Lobby(2, on_table)
     lobby.join("a")
     assert lobby.join("b") == 0
+
+
+def test_two_connections_of_one_account_never_sit_at_one_table():
+    tables = []
+    keys = {"a1": "alice", "a2": "alice", "b": "bob", "g1": None, "g2": None}
+    lobby = Lobby(2, lambda members, name: tables.append(members), key=keys.get)
+    lobby.join("a1")
+    assert lobby.join("a2") == 1  # waits: the only other member is the same account
+    assert tables == []
+    lobby.join("b")
+    assert tables == [["a1", "b"]]
+    lobby.join("g1")
+    assert tables[-1] == ["a2", "g1"]
+    lobby.join("g2")
+    assert lobby.waiting() == ["g2"]  # guests (no key) are seated with anyone
