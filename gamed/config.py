@@ -2,6 +2,8 @@
 
 Precedence is built-in defaults, then the config file, then command-line options. Every value is
 checked here, so a bad setting stops start-up with a message naming the setting and the rule.
+``Config`` has a section per registered game (gamed.registry: the game's settings class, checked
+by its own ``validate``) and the shared sections (web, limits, records, players).
 """
 
 from __future__ import annotations

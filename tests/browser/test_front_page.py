@@ -67,6 +67,13 @@ def test_the_front_page_lists_a_leaderboard_of_every_registered_game(site, page)
     assert listed[1] == ("fight", "Virtual Fight")  # the title from the registry, not the type
 
 
+def test_the_leaderboard_page_lists_every_registered_game_and_starts_with_the_first(site, page):
+    page.get(site.url + "/ratings.html")
+    first = registry.GAMES[0].title
+    wait_for(page, lambda d: d.find_element(By.ID, "title").text == f"{first} leaderboard", "the first game's leaderboard")
+    assert [a.text for a in page.find_elements(By.CSS_SELECTOR, "#games-nav a")] == [g.title for g in registry.GAMES]
+
+
 def test_the_front_page_says_how_to_play_on_the_ports_it_serves(site, page):
     page.get(site.url + "/")
     wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#how-to li[data-serves]"), "the ports")

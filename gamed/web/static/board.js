@@ -912,7 +912,7 @@
   /* ---------- ratings.html ---------- */
 
   function pageRatings() {
-    var game = param("game") || "kalaha";
+    var game = param("game") || GAMES[0] || "";
     var nav = $("games-nav");
     GAMES.forEach(function (g) {
       var a = gameLink(g);
