@@ -2,6 +2,8 @@
 
 Precedence is built-in defaults, then the config file, then command-line options. Every value is
 checked here, so a bad setting stops start-up with a message naming the setting and the rule.
+``Config`` has a section per registered game (gamed.registry: the game's settings class, checked
+by its own ``validate``) and the shared sections (web, limits, records, players).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from gamed import registry
 from gamed.names import valid_name
 
 
@@ -175,19 +178,8 @@ class RecordsConfig:
     database: str = "gamed.sqlite"
 
 
-@attrs.frozen
-class Config:
-    """The whole daemon configuration."""
-
-    kalaha: KalahaConfig = KalahaConfig()
-    fight: FightConfig = FightConfig()
-    stratego: StrategoConfig = StrategoConfig()
-    combat: CombatConfig = CombatConfig()
-    connect4: Connect4Config = Connect4Config()
-    web: WebConfig = WebConfig()
-    limits: Limits = Limits()
-    records: RecordsConfig = RecordsConfig()
-    players: PlayersConfig = PlayersConfig()
+class _ConfigMethods:
+    """What every Config can answer besides its sections."""
 
     def grace(self, game: str) -> float:
         """The grace period of ``game``'s seats: its own setting, else ``[players] grace``."""
@@ -195,19 +187,36 @@ class Config:
         return self.players.grace if own is None else own
 
 
-FIRST_CHOICES = ("arrival", "alternate", "random")
-
-_SECTIONS: dict[str, type] = {
-    "kalaha": KalahaConfig,
-    "fight": FightConfig,
-    "stratego": StrategoConfig,
-    "combat": CombatConfig,
-    "connect4": Connect4Config,
+# The sections every daemon has besides one per game, after the games' sections.
+_SHARED_SECTIONS: dict[str, type] = {
     "web": WebConfig,
     "limits": Limits,
     "records": RecordsConfig,
     "players": PlayersConfig,
 }
+
+
+def config_class(games: tuple[registry.IGame, ...]) -> type:
+    """The frozen attrs class of a whole configuration: one section per game of ``games`` (its
+    ``section`` attribute, of its ``settings`` class) and the shared sections. ``games`` is kept
+    as the class's ``games``; ``validate`` asks each of them about its own section."""
+    sections = {game.section: game.settings for game in games} | _SHARED_SECTIONS
+    fields = {name: attrs.field(factory=cls, metadata={"section": cls}) for name, cls in sections.items()}
+    cls = attrs.make_class("Config", fields, bases=(_ConfigMethods,), frozen=True)
+    cls.__doc__ = "The whole daemon configuration: a section per registered game, and the shared ones."
+    cls.__module__ = __name__
+    cls.games = games
+    return cls
+
+
+def sections(config_cls: type) -> dict[str, type]:
+    """The sections of a Config class: {section name: its settings class}."""
+    return {f.name: f.metadata["section"] for f in attrs.fields(config_cls)}
+
+
+Config = config_class(registry.GAMES)
+
+_SECTIONS: dict[str, type] = sections(Config)
 WORKDIRS = ("fresh", "persistent")
 
 
@@ -281,11 +290,12 @@ def _kind(cls: type, name: str) -> type:
 def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -> Config:
     """Apply ``values`` ({section: {setting: value}}) on top of ``base`` and validate the result."""
     base = base or Config()
-    sections: dict[str, Any] = {}
+    known_sections = sections(type(base))
+    changed: dict[str, Any] = {}
     for section, settings in values.items():
-        cls = _SECTIONS.get(section)
+        cls = known_sections.get(section)
         if cls is None:
-            raise ConfigError(f"unknown section [{section}]; known: {', '.join(sorted(_SECTIONS))}")
+            raise ConfigError(f"unknown section [{section}]; known: {', '.join(sorted(known_sections))}")
         if not isinstance(settings, Mapping):
             raise ConfigError(f"[{section}] must be a table of settings")
         known = {f.name for f in attrs.fields(cls)}
@@ -297,8 +307,8 @@ def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -
                 changes[name] = _check_ais(value)
             else:
                 changes[name] = _check(section, name, value, _kind(cls, name))
-        sections[section] = attrs.evolve(getattr(base, section), **changes)
-    config = attrs.evolve(base, **sections)
+        changed[section] = attrs.evolve(getattr(base, section), **changes)
+    config = attrs.evolve(base, **changed)
     validate(config)
     return config
 
@@ -322,44 +332,11 @@ def cors_origins(setting: str) -> tuple[str, ...]:
 
 
 def validate(config: Config) -> None:
-    """Raise ConfigError for combinations no single value check catches."""
-    k, f, lim = config.kalaha, config.fight, config.limits
-    if k.first not in FIRST_CHOICES:
-        raise ConfigError(f"kalaha.first must be one of {', '.join(FIRST_CHOICES)}, not {k.first!r}")
-    if not 2 <= f.teams <= 4:
-        raise ConfigError(f"fight.teams must be 2 to 4, not {f.teams}")
-    if f.max_turns < 1:
-        raise ConfigError("fight.max_turns must be at least 1")
-    if not 16 <= f.max_line <= 65_536:
-        raise ConfigError(f"fight.max_line must be 16 to 65536 bytes, not {f.max_line}")
-    if f.max_lines < 1:
-        raise ConfigError("fight.max_lines must be at least 1")
-    c4 = config.connect4
-    if not (4 <= c4.width <= 16 and 4 <= c4.height <= 16):
-        raise ConfigError(f"connect4.width and connect4.height must be 4 to 16, not {c4.width}x{c4.height}")
-    if c4.engine_time <= 0:
-        raise ConfigError(f"connect4.engine_time must be more than 0 seconds, not {c4.engine_time}")
-    if not 0 <= c4.engine_nice <= 19:
-        raise ConfigError(f"connect4.engine_nice must be 0 to 19, not {c4.engine_nice}")
-    if c4.engine_cpus not in ("auto", "all") and not re.fullmatch(r"[0-9]{1,4}(,[0-9]{1,4})*", c4.engine_cpus):
-        raise ConfigError(f"connect4.engine_cpus must be auto, all or a list of CPU numbers like 1,2,3, not {c4.engine_cpus!r}")
-    if c4.engine_games < 0 or c4.match_games < 1:
-        raise ConfigError("connect4.engine_games must be 0 or more and connect4.match_games 1 or more")
-    if not 2 <= config.combat.seats <= 15:
-        raise ConfigError(f"combat.seats must be 2 to 15, not {config.combat.seats}")
-    st = config.stratego
-    if st.rounds and len(st.ai) < 2:
-        raise ConfigError("stratego.rounds needs at least two AI programs in [stratego.ai.<name>]")
-    if st.games < 2 or st.games % 2:
-        raise ConfigError(f"stratego.games must be an even number >= 2 (both colours equally often), not {st.games}")
-    if st.concurrency < 1:
-        raise ConfigError("stratego.concurrency must be at least 1")
-    if f.gui_interval > 10:
-        raise ConfigError(f"fight.gui_interval must be at most 10 seconds, not {f.gui_interval:g}")
-    if f.gui_buffer < 4096:
-        raise ConfigError(f"fight.gui_buffer must be at least 4096 bytes, not {f.gui_buffer}")
-    if f.gui_token and not all(33 <= ord(ch) < 127 and ch != "&" for ch in f.gui_token):
-        raise ConfigError("fight.gui_token must be printable ASCII without blanks or '&'")
+    """Raise ConfigError for combinations no single value check catches: the shared sections'
+    here, each game's by its registry entry (``IGame.validate``), in the order of the games."""
+    for game in type(config).games:
+        game.validate(getattr(config, game.section))
+    lim = config.limits
     web = config.web
     if web.keepalive > 3600:
         raise ConfigError(f"web.keepalive must be at most 3600 seconds, not {web.keepalive:g}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from gamed import registry
+
 DASH = "\u2013"  # the en dash of "40–32"
 
 # Why a game ended (the records' reason, lower case) -> the words after "<winner> won: " ({loser}:
@@ -34,8 +36,8 @@ _WON = {
     "disconnect": "{loser} left the game",
     "unintelligable response": "{loser} sent a reply the referee could not read",
 }
-# ... in one game: a Virtual Fight timeout is a disqualification (too many timeouts in a row).
-_WON_IN = {("fight", "timeout"): "{loser} disqualified"}
+# ... in one game: the game's own words (IGame.reasons), such as Virtual Fight's timeout, which is
+# a disqualification (too many timeouts in a row).
 
 _DRAWN = {
     "full": "the board is full",
@@ -64,13 +66,10 @@ _UCC_DRAW_AFTER = re.compile(r"game declared a draw after (\d+) turns")
 
 
 def points(game: str, final_state: dict | None) -> list[float] | None:
-    """The game's own points per seat at the end, where it has any: Kalaha's stones in each
-    store (all 72 once a game ends normally). None for the other games."""
-    if game == "kalaha" and isinstance(final_state, dict):
-        stores = final_state.get("stores")
-        if isinstance(stores, list) and all(isinstance(s, (int, float)) for s in stores):
-            return [float(s) for s in stores]
-    return None
+    """The game's own points per seat at the end, where it has any (``IGame.points``): Kalaha's
+    stones in each store (all 72 once a game ends normally). None for the other games."""
+    entry = registry.by_name().get(game)
+    return entry.points(final_state) if entry is not None else None
 
 
 def _names(seats: Sequence[int], names: Sequence[str]) -> str:
@@ -125,7 +124,9 @@ def outcome_text(
     if detail and base in ("timeout", "forfeit"):
         return f"{who}: {detail}"  # who ran out of time or left, in the game's own words
     loser = _names(losers, names)
-    template = _WON_IN.get((game, base)) or _WON.get(key) or _WON.get(base)
+    entry = registry.by_name().get(game)
+    own = entry.reasons if entry is not None else {}
+    template = own.get(base) or _WON.get(key) or _WON.get(base)
     if template is None:
         if _ILLEGAL.fullmatch(key):
             template = "{loser} made an illegal move (" + key + ")"

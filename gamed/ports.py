@@ -20,16 +20,11 @@ from twisted.internet import defer
 from twisted.internet.interfaces import IListeningPort, IStreamServerEndpoint
 from zope.interface import implementer
 
-# What each listening option serves, as the start-up lines and the web site name it.
-SERVED = {
-    "kalaha": "kalaha",
-    "fight": "virtual fight",
-    "fight-gui": "virtual fight GUI",
-    "combat": "combat",
-    "combat-text": "combat handshake",
-    "connect4": "connect four",
-    "web": "web site",
-}
+from gamed import registry
+
+# What each listening option serves, as the start-up lines and the web site name it: the
+# registered games' ports (gamed.registry), then the web site's.
+SERVED = {port.option: port.serves for game in registry.GAMES for port in game.ports} | {"web": "web site"}
 
 READY = "gamed ready: "
 _ADDRESS = re.compile(r"[a-z0-9]+:(?:(?P<host>\[[^\]]*\]|[^:\s]+):)?(?P<port>\d+)")
@@ -46,10 +41,11 @@ class ServedPort:
     host: str | None = None
     port: int | None = None  # the bound port (None for a UNIX socket)
     path: str | None = None  # a UNIX socket's path
+    named: str | None = None  # what it serves in words, when the option's port is not in SERVED
 
     @property
     def serves(self) -> str:
-        return SERVED.get(self.option, self.option)
+        return self.named or SERVED.get(self.option, self.option)
 
     @property
     def kind(self) -> str:
@@ -119,10 +115,13 @@ class ListeningPorts:
         self.ports: list[ServedPort] = []
         self._listening: list[defer.Deferred] = []
 
-    def watch(self, option: str, description: str, endpoint: IStreamServerEndpoint) -> IStreamServerEndpoint:
-        """Register a port of ``option`` listening on ``endpoint``; returns the endpoint to listen
-        on instead (it records the address)."""
-        served = ServedPort(option, description)
+    def watch(
+        self, option: str, description: str, endpoint: IStreamServerEndpoint, serves: str | None = None
+    ) -> IStreamServerEndpoint:
+        """Register a port of ``option`` listening on ``endpoint`` (serving ``serves``, in words;
+        default ``SERVED[option]``); returns the endpoint to listen on instead (it records the
+        address)."""
+        served = ServedPort(option, description, named=serves)
         self.ports.append(served)
         listening: defer.Deferred = defer.Deferred()
         self._listening.append(listening)
@@ -143,14 +142,15 @@ class ListeningPorts:
         return [p.as_json() for p in self.ports if p.port is not None or p.path is not None]
 
 
-def parse_ready_line(line: str) -> dict[str, list[tuple[str, int]]] | None:
+def parse_ready_line(line: str, served: dict[str, str] | None = None) -> dict[str, list[tuple[str, int]]] | None:
     """The ports of a ready line, by option (``{"kalaha": [("127.0.0.1", 4600)], "web": [...]}``),
-    or None when ``line`` holds no ready line. A port on every interface has the host ``""``."""
+    or None when ``line`` holds no ready line. A port on every interface has the host ``""``.
+    ``served`` maps options to what they serve (default ``SERVED``)."""
     at = line.find(READY)
     if at < 0:
         return None
     listed = line[at + len(READY) :].split('"', 1)[0]  # a JSON log line: the string ends there
-    options = {served: option for option, served in SERVED.items()}
+    options = {words: option for option, words in (SERVED if served is None else served).items()}
     found: dict[str, list[tuple[str, int]]] = {}
     for entry in listed.strip().split(", "):
         serves, _, address = entry.strip().rpartition(" ")

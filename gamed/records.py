@@ -26,7 +26,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from gamed import outcome
+from gamed import outcome, registry
 from gamed import ratings as elo
 
 log = Logger()
@@ -61,7 +61,7 @@ class Move:
 class MatchRecord:
     """Everything kept of one finished (or aborted) match."""
 
-    game: str  # "kalaha" | "fight" | "combat" | "stratego" | "connect4"
+    game: str  # one of GAME_TYPES: "kalaha", "fight", "combat", "stratego", "connect4"...
     started: float  # unix time
     ended: float  # unix time
     seats: tuple[Seat, ...]
@@ -213,8 +213,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 
-# The game types a match can be of (MatchRecord.game), as the web API and the pages name them.
-GAME_TYPES = ("kalaha", "fight", "combat", "stratego", "connect4")
+# The game types a match can be of (MatchRecord.game), as the web API and the pages name them:
+# the registered games' names (gamed.registry).
+GAME_TYPES = tuple(game.name for game in registry.GAMES)
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

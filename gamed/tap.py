@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import pathlib
 import resource
 import sys
 from typing import Any
@@ -23,10 +22,9 @@ from twisted.internet.testing import MemoryReactor
 from twisted.logger import Logger
 from twisted.python import usage
 
-from gamed import __version__, config
+from gamed import __version__, config, registry
 from gamed.config import Config, ConfigError
-from gamed.fight.rules import FightMap, MapError, resolve_map
-from gamed.ports import SERVED, ListeningPorts
+from gamed.ports import ListeningPorts
 from gamed.textline import ConnectionBudget
 
 _log = Logger()
@@ -35,64 +33,51 @@ _log = Logger()
 # of thousands of connections wait for SYN retries.
 DEFAULT_BACKLOG = 4096
 
-# option name -> (config section, setting)
-_SETTINGS = {
-    "kalaha-move-time": ("kalaha", "move_time"),
-    "kalaha-strikes": ("kalaha", "strikes"),
-    "kalaha-first": ("kalaha", "first"),
-    "kalaha-pair-delay": ("kalaha", "pair_delay"),
-    "kalaha-computer": ("kalaha", "computer"),
-    "kalaha-board": ("kalaha", "board"),
-    "fight-teams": ("fight", "teams"),
-    "fight-map": ("fight", "map"),
-    "fight-turn-time": ("fight", "turn_time"),
-    "fight-max-turns": ("fight", "max_turns"),
-    "fight-strikes": ("fight", "strikes"),
-    "fight-pair-delay": ("fight", "pair_delay"),
-    "fight-lobby-timeout": ("fight", "lobby_timeout"),
-    "fight-max-lines": ("fight", "max_lines"),
-    "fight-gui-token": ("fight", "gui_token"),
-    "fight-gui-lag": ("fight", "gui_lag"),
-    "fight-gui-buffer": ("fight", "gui_buffer"),
-    "fight-gui-interval": ("fight", "gui_interval"),
-    "fight-gui-idle-timeout": ("fight", "gui_idle_timeout"),
-    "combat-seats": ("combat", "seats"),
-    "combat-move-time": ("combat", "move_time"),
-    "combat-rejoin-grace": ("combat", "rejoin_grace"),
-    "combat-records": ("combat", "records"),
-    "connect4-move-time": ("connect4", "move_time"),
-    "connect4-engines": ("connect4", "engines_dir"),
-    "connect4-engine-time": ("connect4", "engine_time"),
-    "records": ("records", "database"),
-    "max-line": ("limits", "max_line"),
-    "idle-timeout": ("limits", "idle_timeout"),
-    "max-connections": ("limits", "max_connections"),
-    "max-per-peer": ("limits", "max_per_peer"),
-    "max-total-connections": ("limits", "max_total_connections"),
-    "line-rate": ("limits", "line_rate"),
-    "line-burst": ("limits", "line_burst"),
-    "close-grace": ("limits", "close_grace"),
-}
+# The daemon's own port besides the games' (the web site is not a game, but shows them all).
+WEB_PORT = registry.GamePort(
+    "web", "listen", "web site", "gamed-web.socket",
+    "Serve the web site (live games, replays, players, ratings, how to play, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]",
+    plays=False,
+)
+
+# Options of the shared sections: (option, section, setting, help with {default}).
+_SHARED_OPTIONS = (
+    ("records", "records", "database", "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"),
+    ("max-line", "limits", "max_line", "Longest line a client may send, in bytes [default: {default}]"),
+    ("idle-timeout", "limits", "idle_timeout", "Seconds of silence before a connection is closed, 0 = never [default: {default:g}]"),
+    ("max-connections", "limits", "max_connections", "Connections per port, 0 = unlimited [default: {default}]"),
+    ("max-per-peer", "limits", "max_per_peer", "Connections per port from one address, 0 = unlimited [default: {default}]"),
+    ("max-total-connections", "limits", "max_total_connections", "Connections on all ports together; 0 = as many as the open-file limit leaves after the descriptors reserved for logs, records, engines, programs and ports [default: 0]"),
+    ("line-rate", "limits", "line_rate", "Lines per second a client may send before it is slowed down, 0 = unlimited [default: {default:g}]"),
+    ("line-burst", "limits", "line_burst", "Lines a client may send in a burst before --line-rate applies [default: {default}]"),
+    ("close-grace", "limits", "close_grace", "Seconds a closing client may take to read its last lines (or Combat messages) [default: {default:g}]"),
+)
 
 
-# listen option -> (config section, setting)
-_LISTEN = {
-    "kalaha": ("kalaha", "listen"),
-    "fight": ("fight", "listen"),
-    "fight-gui": ("fight", "gui_listen"),
-    "combat": ("combat", "listen"),
-    "combat-text": ("combat", "text_listen"),
-    "connect4": ("connect4", "listen"),
-    "web": ("web", "listen"),
-}
+def _ports(games: tuple[registry.IGame, ...]) -> list[tuple[str, registry.GamePort]]:
+    """Every kind of port of the daemon, in the order they listen: (config section, port)."""
+    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT)]
 
 
-def _default(section: str, setting: str) -> Any:
-    return getattr(getattr(Config(), section), setting)
+def _listen_option(option: str, help: str):
+    def opt(self, description: str) -> None:
+        self.listen.setdefault(option, []).append(description)
+
+    opt.__doc__ = help
+    opt.__name__ = "opt_" + option.replace("-", "_")
+    return opt
 
 
-class Options(usage.Options):
-    """Options of the gamed plugin; each also has a config-file setting of the same meaning."""
+class GamedOptions(usage.Options):
+    """Options of the gamed plugin; each also has a config-file setting of the same meaning.
+
+    ``options_class`` makes the concrete class for a tuple of games: their options, their ports'
+    --GAME options and their Config class."""
+
+    games: tuple[registry.IGame, ...] = ()
+    config_class: type = Config
+    settings: dict[str, tuple[str, str]] = {}  # option name -> (config section, setting)
+    listen_settings: dict[str, tuple[str, str]] = {}  # listen option -> (config section, setting)
 
     synopsis = "[options]"
     longdesc = (
@@ -103,118 +88,84 @@ class Options(usage.Options):
         "then from the command line. JSON log lines: twistd --logger=gamed.logs.json_observer or "
         "twist --log-format=json."
     )
-    optParameters = [
-        ["config", "c", None, "TOML config file with the settings below (see etc/gamed.conf.example)."],
-        ["kalaha-move-time", None, None, f"Seconds per Kalaha move (running out loses), 0 = no limit [default: {_default('kalaha', 'move_time'):g}]"],
-        ["kalaha-strikes", None, None, f"Protocol errors that lose a Kalaha game (connections with drawings off; people too with strike_people in the config), 0 = never [default: {_default('kalaha', 'strikes')}]"],
-        ["kalaha-first", None, None, "Who plays A and moves first: arrival, alternate or random [default: arrival]"],
-        ["kalaha-pair-delay", None, None, f"Seconds a new Kalaha connection has to choose a table before it is paired [default: {_default('kalaha', 'pair_delay'):g}]"],
-        ["kalaha-computer", None, None, "Allow the built-in computer player: yes or no [default: yes]"],
-        ["kalaha-board", None, None, "Send board drawings unless a client switches them off: yes or no [default: yes]"],
-        ["fight-teams", None, None, f"Teams per Virtual Fight game, 2 to 4 [default: {_default('fight', 'teams')}]"],
-        ["fight-map", None, None, "Virtual Fight map: a shipped map (default, four) or a map file [default: default]"],
-        ["fight-turn-time", None, None, f"Seconds per Virtual Fight turn, 0 = no limit [default: {_default('fight', 'turn_time'):g}]"],
-        ["fight-max-turns", None, None, f"Turns after which a Virtual Fight game ends [default: {_default('fight', 'max_turns')}]"],
-        ["fight-strikes", None, None, f"Timeouts in a row that disqualify an AI, 0 = never [default: {_default('fight', 'strikes')}]"],
-        ["fight-pair-delay", None, None, f"Seconds a new AI has to send NAME/TABLE before it is queued [default: {_default('fight', 'pair_delay'):g}]"],
-        ["fight-lobby-timeout", None, None, f"Seconds an AI may wait for a game, 0 = forever [default: {_default('fight', 'lobby_timeout'):g}]"],
-        ["fight-max-lines", None, None, f"Lines an AI may send in one turn [default: {_default('fight', 'max_lines')}]"],
-        ["fight-gui-token", None, None, "Observers must send AUTH&<token> first [default: none]"],
-        ["fight-gui-lag", None, None, f"Turns observers are kept behind the game [default: {_default('fight', 'gui_lag')}]"],
-        ["fight-gui-buffer", None, None, f"Bytes an observer may leave unread before it is dropped [default: {_default('fight', 'gui_buffer')}]"],
-        ["fight-gui-interval", None, None, f"Seconds observer events are gathered before they are sent, 0 = at once [default: {_default('fight', 'gui_interval'):g}]"],
-        ["fight-gui-idle-timeout", None, None, f"Seconds an observer may send nothing while no event reaches it (one following a game is not idle), 0 = never [default: {_default('fight', 'gui_idle_timeout'):g}]"],
-        ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
-        ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
-        ["combat-records", None, None, "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"],
-        ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: {_default('combat', 'rejoin_grace'):g}]"],
-        ["connect4-move-time", None, None, f"Seconds per Connect Four move of a player, 0 = no limit [default: {_default('connect4', 'move_time'):g}]"],
-        ["connect4-engines", None, None, "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"],
-        ["connect4-engine-time", None, None, f"Seconds a Connect Four engine may think per move [default: {_default('connect4', 'engine_time'):g}]"],
-        ["records", None, None, "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"],
-        ["max-line", None, None, f"Longest line a client may send, in bytes [default: {_default('limits', 'max_line')}]"],
-        ["idle-timeout", None, None, f"Seconds of silence before a connection is closed, 0 = never [default: {_default('limits', 'idle_timeout'):g}]"],
-        ["max-connections", None, None, f"Connections per port, 0 = unlimited [default: {_default('limits', 'max_connections')}]"],
-        ["max-per-peer", None, None, f"Connections per port from one address, 0 = unlimited [default: {_default('limits', 'max_per_peer')}]"],
-        ["max-total-connections", None, None, "Connections on all ports together; 0 = as many as the open-file limit leaves after the descriptors reserved for logs, records, engines, programs and ports [default: 0]"],
-        ["line-rate", None, None, f"Lines per second a client may send before it is slowed down, 0 = unlimited [default: {_default('limits', 'line_rate'):g}]"],
-        ["line-burst", None, None, f"Lines a client may send in a burst before --line-rate applies [default: {_default('limits', 'line_burst')}]"],
-        ["close-grace", None, None, f"Seconds a closing client may take to read its last lines (or Combat messages) [default: {_default('limits', 'close_grace'):g}]"],
-    ]
 
     def __init__(self):
         super().__init__()
         self.listen: dict[str, list[str]] = {}
         self.config: Config | None = None
-        self.fight_map: FightMap | None = None
+        self.prepared: dict[str, Any] = {}  # game name -> what its prepare() returned
 
     def opt_version(self) -> None:
         """Print the gamed version and exit."""
         print(f"gamed {__version__}")
         raise SystemExit(0)
 
-    def opt_kalaha(self, description: str) -> None:
-        """Listen for Kalaha on this strports description; repeatable; 'none' = off [default: tcp:4600]"""
-        self.listen.setdefault("kalaha", []).append(description)
-
-    def opt_fight(self, description: str) -> None:
-        """Listen for Virtual Fight AIs on this strports description; repeatable; 'none' = off [default: tcp:4500]"""
-        self.listen.setdefault("fight", []).append(description)
-
-    def opt_combat(self, description: str) -> None:
-        """Listen for GGZ Combat clients (binary protocol 10); repeatable; 'none' = off [default: tcp:5688]"""
-        self.listen.setdefault("combat", []).append(description)
-
-    def opt_combat_text(self, description: str) -> None:
-        """Listen for GGZ Combat clients that start with the text handshake; repeatable; 'none' = off [default: tcp:5689]"""
-        self.listen.setdefault("combat-text", []).append(description)
-
-    def opt_connect4(self, description: str) -> None:
-        """Listen for Connect Four players and programs; repeatable; 'none' = off [default: tcp:4700]"""
-        self.listen.setdefault("connect4", []).append(description)
-
-    def opt_web(self, description: str) -> None:
-        """Serve the web site (live games, replays, players, ratings, how to play, /api) on this strports description; repeatable; 'none' = off [default: tcp:8080]"""
-        self.listen.setdefault("web", []).append(description)
-
-    def opt_fight_gui(self, description: str) -> None:
-        """Listen for Virtual Fight observers (GUIs); repeatable; 'none' = off [default: tcp:4550]"""
-        self.listen.setdefault("fight-gui", []).append(description)
-
     def postOptions(self) -> None:  # noqa: N802
         try:
-            base = config.load(self["config"]) if self["config"] else Config()
+            base = self.config_class()
+            base = config.load(self["config"], base) if self["config"] else base
             values: dict[str, dict[str, Any]] = {}
-            for option, (section, setting) in _SETTINGS.items():
+            for option, (section, setting) in self.settings.items():
                 if self[option] is not None:
                     values.setdefault(section, {})[setting] = self[option]
             if self["records"] in ("none", "off"):
                 values["records"]["database"] = ""
             for option, descriptions in self.listen.items():
-                section, setting = _LISTEN[option]
+                section, setting = self.listen_settings[option]
                 values.setdefault(section, {})[setting] = [] if descriptions == ["none"] else descriptions
             cfg = config.build(values, base)
         except ConfigError as e:
             raise usage.UsageError(str(e)) from None
-        listen = {option: getattr(getattr(cfg, section), setting) for option, (section, setting) in _LISTEN.items()}
-        for option, descriptions in listen.items():
-            for description in descriptions:
+        for option, (section, setting) in self.listen_settings.items():
+            for description in getattr(getattr(cfg, section), setting):
                 check_description(option, description)
-        games = ("kalaha", "fight", "combat", "combat-text", "connect4")  # the GUI port alone serves no game
-        if not (any(listen[g] for g in games) or cfg.stratego.ai):
+        on = [game for game in self.games if game.switched_on(getattr(cfg, game.section))]
+        if not on:
             raise usage.UsageError("every game is switched off: nothing to serve")
-        if cfg.fight.listen:
+        for game in on:
             try:
-                fight_map = resolve_map(cfg.fight.map)
-            except MapError as e:
-                raise usage.UsageError(f"fight.map: {e}") from None
-            if fight_map.teams < cfg.fight.teams:
-                raise usage.UsageError(
-                    f"fight.map: {fight_map.name} has start squares for {fight_map.teams} teams, "
-                    f"but fight.teams is {cfg.fight.teams}"
-                )
-            self.fight_map = fight_map
+                self.prepared[game.name] = game.prepare(getattr(cfg, game.section))
+            except ConfigError as e:
+                raise usage.UsageError(str(e)) from None
         self.config = cfg
+
+
+def options_class(games: tuple[registry.IGame, ...], config_class: type | None = None) -> type[GamedOptions]:
+    """The Options class of a daemon hosting ``games``: every game's options and --GAME ports
+    besides the shared ones, validated into a ``config_class`` (``config.config_class(games)``)."""
+    config_class = config_class or config.config_class(games)
+    sections = config.sections(config_class)
+
+    def default(section: str, setting: str) -> Any:
+        return getattr(sections[section](), setting)
+
+    params: list[list[Any]] = [["config", "c", None, "TOML config file with the settings below (see etc/gamed.conf.example)."]]
+    settings: dict[str, tuple[str, str]] = {}
+    for game in games:
+        for option in game.options:
+            params.append([option.option, None, None, option.text(game.settings)])
+            settings[option.option] = (game.section, option.setting)
+    for option, section, setting, help in _SHARED_OPTIONS:
+        params.append([option, None, None, help.format(default=default(section, setting))])
+        settings[option] = (section, setting)
+    body: dict[str, Any] = {
+        "__doc__": GamedOptions.__doc__,
+        "games": tuple(games),
+        "config_class": config_class,
+        "optParameters": params,
+        "settings": settings,
+        "listen_settings": {port.option: (section, port.setting) for section, port in _ports(games)},
+    }
+    for _, port in _ports(games):
+        handler = _listen_option(port.option, port.help)
+        body[handler.__name__] = handler
+    return type("Options", (GamedOptions,), body)
+
+
+Options = options_class(registry.GAMES, Config)
+# option name -> (config section, setting); listen option -> (config section, setting)
+_SETTINGS = Options.settings
+_LISTEN = Options.listen_settings
 
 
 def listen_description(description: str) -> str:
@@ -269,7 +220,7 @@ COMBAT_PROGRAMS = 8
 
 def reserved_descriptors(cfg: Config) -> dict[str, int]:
     """The open files kept from connections, by what they are for (their sum is the reserve)."""
-    listening = sum(len(_LISTEN_OF[option](cfg)) for option in _LISTEN)
+    listening = sum(len(_descriptions(cfg, section, port)) for section, port in _ports(type(cfg).games))
     reserve = {"daemon": RESERVED_BASE, "refusals": RESERVED_REFUSALS, "listening ports": listening}
     if cfg.connect4.listen and cfg.connect4.engines_dir:
         hosts = (cfg.connect4.engine_games or 64) + DESCRIBING_HOSTS
@@ -361,55 +312,36 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         from twisted.internet import reactor
     from twisted.internet import threads
 
-    from gamed.fight.service import FightService
-    from gamed.kalaha.service import KalahaService
-
-    cfg = options.config if options.config is not None else Config()
+    cfg = options.config if options.config is not None else options.config_class()
     raise_file_limit()
     budget = connection_budget(cfg, open_file_limit())
     root = GamedService()
     hub = _live_hub(cfg, root, reactor)
     ports = root.ports
 
-    def listen(service, option, factory):
-        _listen(service, option, _LISTEN_OF[option](cfg), factory, reactor, ports, budget)
+    def listen(service, section: str, port: registry.GamePort, factory) -> None:
+        _listen(service, port, _descriptions(cfg, section, port), factory, reactor, ports, budget)
 
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
-    if cfg.kalaha.listen:
-        kalaha = KalahaService(cfg.kalaha, cfg.limits, reactor, think=think, hub=hub)
-        listen(kalaha, "kalaha", kalaha.port_factory)
-        kalaha.setServiceParent(root)
-    if cfg.fight.listen:
-        fight = FightService(cfg.fight, cfg.limits, reactor, options.fight_map, hub=hub)
-        listen(fight, "fight", fight.ai_port_factory)
-        listen(fight, "fight-gui", fight.gui_port_factory)
-        fight.setServiceParent(root)
-    if cfg.combat.listen or cfg.combat.text_listen:
-        from gamed.combat.service import CombatService
-
-        records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
-        ais = {ai.name: ai for ai in cfg.stratego.ai}
-        combat = CombatService(cfg.limits, reactor, cfg.combat, ais=ais, records_dir=records, hub=hub)
-        listen(combat, "combat", combat.port_factory)
-        listen(combat, "combat-text", combat.text_port_factory)
-        combat.setServiceParent(root)
-    if cfg.connect4.listen:
-        from gamed.connect4.service import Connect4Service
-
-        connect4 = Connect4Service(cfg.connect4, cfg.limits, reactor, think=think, reactor=reactor, hub=hub)
-        listen(connect4, "connect4", connect4.port_factory)
-        connect4.setServiceParent(root)
-    if cfg.stratego.ai:
-        from gamed.stratego.service import StrategoService
-
-        StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub).setServiceParent(root)
+    for game in options.games:
+        if not game.switched_on(getattr(cfg, game.section)):
+            continue
+        ctx = registry.GameContext(
+            cfg=cfg, limits=cfg.limits, reactor=reactor, hub=hub, think=think, options=options,
+            players=None,  # the daemon's gamed.players.Players once that module exists (issue 14)
+            prepared=options.prepared.get(game.name),
+        )
+        service, factories = game.make_service(ctx)
+        for port in game.ports:
+            listen(service, game.section, port, factories[port.option])
+        service.setServiceParent(root)
     if cfg.web.listen:
         from gamed.web.service import WebService
 
-        web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports)
-        listen(web, "web", web.port_factory)
+        web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games)
+        listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
@@ -441,26 +373,29 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
 
 
 def _listen(
-    service: MultiService, option: str, descriptions: tuple[str, ...], factory, reactor, ports: ListeningPorts, budget: ConnectionBudget
+    service: MultiService,
+    port: registry.GamePort,
+    descriptions: tuple[str, ...],
+    factory,
+    reactor,
+    ports: ListeningPorts,
+    budget: ConnectionBudget,
 ) -> None:
     """Add a listening port child service per description, each serving a fresh ``factory()``
-    (a ConnectionLimits) that names what it serves (``SERVED[option]``), shares the daemon's
+    (a ConnectionLimits) that names what it serves (``port.serves``), shares the daemon's
     connection ``budget`` and is registered in ``ports``."""
     for description in descriptions:
         served = factory()
-        served.served = SERVED[option]
+        served.served = port.serves
         served.budget = budget
-        port = strports.service(listen_description(description), served, reactor=reactor)
-        port.endpoint = ports.watch(option, description, port.endpoint)
-        port.setServiceParent(service)
+        listening = strports.service(listen_description(description), served, reactor=reactor)
+        listening.endpoint = ports.watch(port.option, description, listening.endpoint, serves=port.serves)
+        listening.setServiceParent(service)
 
 
-def _listen_of(section: str, setting: str):
-    return lambda cfg: getattr(getattr(cfg, section), setting)
-
-
-# listen option -> its descriptions in a Config
-_LISTEN_OF = {option: _listen_of(section, setting) for option, (section, setting) in _LISTEN.items()}
+def _descriptions(cfg: Config, section: str, port: registry.GamePort) -> tuple[str, ...]:
+    """The listen descriptions of ``port`` in ``cfg``."""
+    return getattr(getattr(cfg, section), port.setting)
 
 
 class ReadyLine(Service):

@@ -24,8 +24,8 @@ from zope.interface import implementer
 
 from gamed import __version__
 from gamed.observers import ILiveViewer, LiveHub, event_frame
+from gamed import registry
 from gamed.ports import ListeningPorts
-from gamed.records import GAME_TYPES
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_LIMIT = 500  # matches or ratings in one answer
@@ -196,12 +196,15 @@ class ApiResource(resource.Resource):
         streams: StreamRegistry,
         ports: ListeningPorts | None = None,
         cors: CrossOrigin | None = None,
+        games: tuple[registry.IGame, ...] | None = None,
     ):
         super().__init__()
         self.hub = hub
         self.streams = streams
         self.ports = ports if ports is not None else ListeningPorts()
         self.cors = cors or CrossOrigin()
+        self.games = registry.by_name(games)
+        self._known = ", ".join(self.games)
 
     @property
     def store(self):
@@ -224,7 +227,13 @@ class ApiResource(resource.Resource):
         match parts:
             case ["server"]:
                 return write_json(
-                    request, {"version": __version__, "ports": self.ports.as_json(), "records": self.store is not None}
+                    request,
+                    {
+                        "version": __version__,
+                        "ports": self.ports.as_json(),
+                        "records": self.store is not None,
+                        "games": [_game_json(g) for g in self.games.values()],
+                    },
                 )
             case ["games"]:
                 return write_json(request, self.hub.games())
@@ -244,8 +253,8 @@ class ApiResource(resource.Resource):
                 limit = _int_arg(request, "limit", 20, 1, MAX_LIMIT)
                 game = _str_arg(request, "game")
                 played = not _yes_no_arg(request, "unplayed", True)
-                if game and game not in GAME_TYPES:
-                    raise _BadRequest(f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
+                if game and game not in self.games:
+                    raise _BadRequest(f"no game type {game[:40]}; known: {self._known}")
                 if self.store is None:
                     return write_json(request, {"matches": []})
                 d = self.store.recent(limit, game, played=played)
@@ -267,8 +276,8 @@ class ApiResource(resource.Resource):
                     return _not_found(request, f"no match {shown} (no records are kept)")
                 return self._later(request, self.store.match(number), lambda m: m, f"no match {shown}")
             case ["ratings", game]:
-                if game not in GAME_TYPES:
-                    return _not_found(request, f"no game type {game[:40]}; known: {', '.join(GAME_TYPES)}")
+                if game not in self.games:
+                    return _not_found(request, f"no game type {game[:40]}; known: {self._known}")
                 limit = _int_arg(request, "limit", 100, 1, MAX_LIMIT)
                 if self.store is None:
                     return write_json(request, {"game": game, "ratings": []})
@@ -327,6 +336,12 @@ class ApiResource(resource.Resource):
 
 class _BadRequest(ValueError):
     pass
+
+
+def _game_json(game: registry.IGame) -> dict:
+    """A registered game for ``/api/server``: what the pages list and how they draw it."""
+    fewest, most = game.seats
+    return {"name": game.name, "title": game.title, "seats": [fewest, most], "board": game.board or None}
 
 
 def _not_found(request: server.Request, message: str) -> bytes:
@@ -430,13 +445,15 @@ def build_root(
     static_dir: pathlib.Path = STATIC,
     ports: ListeningPorts | None = None,
     cors: CrossOrigin | None = None,
+    games: tuple[registry.IGame, ...] | None = None,
 ) -> resource.Resource:
-    """The site's root: the static pages, with ``/api`` (under the ``cors`` policy) beside them."""
+    """The site's root: the static pages, with ``/api`` (under the ``cors`` policy, knowing
+    ``games``, default ``gamed.registry.GAMES``) beside them."""
     root: resource.Resource
     if static_dir.is_dir():
         root = StaticFiles(str(static_dir))
     else:
         root = resource.Resource()
         root.childNotFound = JsonError(404, "no such page")
-    root.putChild(b"api", ApiResource(hub, streams, ports, cors))
+    root.putChild(b"api", ApiResource(hub, streams, ports, cors, games))
     return root

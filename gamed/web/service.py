@@ -11,6 +11,7 @@ from twisted.web import server
 from gamed.config import Limits, WebConfig, cors_origins
 from gamed.observers import LiveHub
 from gamed.ports import ListeningPorts
+from gamed.registry import IGame
 from gamed.textline import ConnectionLimits
 from gamed.web.api import STATIC, CrossOrigin, StreamRegistry, build_root
 from gamed.web.channel import WebChannel, WebRequest, refusal
@@ -44,8 +45,9 @@ def _refusal(why: str) -> bytes:
 
 class WebService(MultiService):
     """Serves the site of ``hub``; sends keep-alive comments on every event stream and ends the
-    streams cleanly when the daemon stops. ``ports`` are the daemon's listening ports, which the
-    site shows visitors (``/api/server``)."""
+    streams cleanly when the daemon stops. ``ports`` are the daemon's listening ports and
+    ``games`` its registered games (default ``gamed.registry.GAMES``), which the site shows
+    visitors (``/api/server``)."""
 
     _log = Logger()
     name = "web"
@@ -58,6 +60,7 @@ class WebService(MultiService):
         clock: IReactorTime,
         static_dir=STATIC,
         ports: ListeningPorts | None = None,
+        games: tuple[IGame, ...] | None = None,
     ):
         super().__init__()
         self.config = config
@@ -66,7 +69,8 @@ class WebService(MultiService):
         self.clock = clock
         self.streams = StreamRegistry(config.max_viewers, config.viewer_buffer)
         self.ports = ports if ports is not None else ListeningPorts()
-        self.root = build_root(hub, self.streams, static_dir, self.ports, CrossOrigin(cors_origins(config.cors)))
+        cors = CrossOrigin(cors_origins(config.cors))
+        self.root = build_root(hub, self.streams, static_dir, self.ports, cors, games)
         self._keepalive = task.LoopingCall(self.streams.keepalive)
         self._keepalive.clock = clock
 

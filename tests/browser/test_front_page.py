@@ -6,6 +6,7 @@ import urllib.request
 import pytest
 from selenium.webdriver.common.by import By
 
+from gamed import registry
 from tests.browser.conftest import wait_for
 from tests.browser.players import KalahaGame
 
@@ -52,6 +53,25 @@ def test_the_front_page_lists_a_live_game_and_links_to_its_board(site, page, con
     assert page.current_url.endswith(f"game.html?id={table_id}")
     players = page.find_element(By.ID, "players").text
     assert "carol" in players and "dave" in players
+
+
+def test_the_front_page_lists_a_leaderboard_of_every_registered_game(site, page):
+    page.get(site.url + "/")
+
+    def links(d):
+        found = [(a.get_attribute("data-game"), a.text) for a in d.find_elements(By.CSS_SELECTOR, "#leaderboards a")]
+        return found if len(found) == len(registry.GAMES) else None
+
+    listed = wait_for(page, links, "a leaderboard link per game")
+    assert listed == [(g.name, g.title) for g in registry.GAMES]
+    assert listed[1] == ("fight", "Virtual Fight")  # the title from the registry, not the type
+
+
+def test_the_leaderboard_page_lists_every_registered_game_and_starts_with_the_first(site, page):
+    page.get(site.url + "/ratings.html")
+    first = registry.GAMES[0].title
+    wait_for(page, lambda d: d.find_element(By.ID, "title").text == f"{first} leaderboard", "the first game's leaderboard")
+    assert [a.text for a in page.find_elements(By.CSS_SELECTOR, "#games-nav a")] == [g.title for g in registry.GAMES]
 
 
 def test_the_front_page_says_how_to_play_on_the_ports_it_serves(site, page):

@@ -118,9 +118,9 @@ def options(*argv):
 def test_fight_defaults_and_options():
     o = options()
     assert o.config.fight.listen == ("tcp:4500",) and o.config.fight.gui_listen == ("tcp:4550",)
-    assert o.fight_map.name == "default" and o.config.fight.turn_time == 5
+    assert o.prepared["fight"].name == "default" and o.config.fight.turn_time == 5
     o = options("--fight-teams", "4", "--fight-map", "four", "--fight-turn-time", "1.5", "--fight-gui", "none")
-    assert o.config.fight.teams == 4 and o.fight_map.teams == 4 and o.config.fight.gui_listen == ()
+    assert o.config.fight.teams == 4 and o.prepared["fight"].teams == 4 and o.config.fight.gui_listen == ()
 
 
 @pytest.mark.parametrize(
@@ -154,7 +154,7 @@ def test_a_valid_map_file_is_used(tmp_path):
     path = tmp_path / "small.map"
     path.write_text("00000\n.....\n..#..\n.....\n11111\n")
     o = options("--fight-map", str(path))
-    assert o.fight_map.rows == 5 and o.fight_map.walls == {(2, 2)}
+    assert o.prepared["fight"].rows == 5 and o.prepared["fight"].walls == {(2, 2)}
 
 
 def test_help_on_the_ai_port_lists_the_commands_before_and_during_a_game():

@@ -189,6 +189,9 @@ async def test_the_server_lists_its_ports_for_the_how_to(site):
             "tls": False,
         }
     ]
+    assert [g["name"] for g in body["games"]] == ["kalaha", "fight", "combat", "stratego", "connect4"]
+    assert body["games"][1] == {"name": "fight", "title": "Virtual Fight", "seats": [2, 4], "board": "fight"}
+    assert body["games"][2] == {"name": "combat", "title": "Combat", "seats": [2, 15], "board": "stratego"}
 
 
 def match(a, b, scores, reason, moves=2, rated=True, game="kalaha", extra=None):

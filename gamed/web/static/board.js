@@ -6,7 +6,8 @@
  * style.css only: no inline script, no style attributes (el() sets styles through the CSSOM).
  *
  * Each page's <body data-page="..."> picks its controller: "index", "game", "replay", "ratings",
- * "player".
+ * "player". Before it starts, the page reads the daemon's games from /api/server ("games": their
+ * order, titles and board kinds); window.GamedBoard exists once it has.
  *
  * What people see follows the project's conventions: seats by their 0-based wire number with the
  * player's name ("seat 0 (A) alice"), Stratego/Combat units by their classic rank (1 = marshal ...
@@ -53,7 +54,8 @@
  *                  #player-matches tr[data-id] the player's recent matches, newest first; cells
  *                                              .game, .seat, .opponents, .result, .ended
  *
- * Board renderers (GamedBoard.render(container, game, state)):
+ * Board renderers (GamedBoard.render(container, game, state)), by the game's board kind (its
+ * "board" in /api/server; Combat's is stratego):
  *   kalaha         .pit[data-seat][data-index] (index 0..5 in the seat's sowing order, text =
  *                  stones), .store[data-seat] (text = stones); .to-move on the mover's row
  *   fight          .cell[data-x][data-y] (.wall for walls), .warrior[data-team][data-id]
@@ -70,11 +72,12 @@
 "use strict";
 
 (function () {
-  var GAMES = ["kalaha", "fight", "combat", "stratego", "connect4"];
-  var GAME_NAMES = {
-    kalaha: "Kalaha", fight: "Virtual Fight", combat: "Combat", stratego: "Stratego",
-    connect4: "Connect Four"
-  };
+  // The game types in the order the pages list them, their names for people and how their states
+  // are drawn (a key of RENDERERS): the daemon's game registry, from /api/server ("games"), read
+  // before a page starts.
+  var GAMES = [];
+  var GAME_NAMES = {};
+  var BOARDS = {};
   var ARROWS = { UP: "\u25B2", DOWN: "\u25BC", LEFT: "\u25C0", RIGHT: "\u25B6" };
   var KALAHA_SIDES = ["A", "B"];
   // The game's own name for a seat, beside its number: Kalaha's sides, Connect Four's stones,
@@ -192,6 +195,23 @@
         if (!r.ok) throw new Error(body.error || ("HTTP " + r.status));
         return body;
       });
+    });
+  }
+
+  var server = null;
+
+  /* /api/server, asked once per page. */
+  function serverInfo() {
+    if (!server) server = fetchJSON("api/server");
+    return server;
+  }
+
+  /* The registered games, from /api/server. */
+  function learnGames(info) {
+    ((info && info.games) || []).forEach(function (g) {
+      GAMES.push(g.name);
+      GAME_NAMES[g.name] = g.title;
+      BOARDS[g.name] = g.board;
     });
   }
 
@@ -487,9 +507,9 @@
       Array.apply(null, Array(w)).map(function (_, i) { return el("span", { text: i }); })));
   }
 
+  // By board kind (BOARDS: a game's "board" in /api/server).
   var RENDERERS = {
-    kalaha: renderKalaha, fight: renderFight, combat: renderStratego,
-    stratego: renderStratego, connect4: renderConnect4
+    kalaha: renderKalaha, fight: renderFight, stratego: renderStratego, connect4: renderConnect4
   };
 
   function render(box, game, state) {
@@ -499,7 +519,7 @@
       box.appendChild(el("p", { class: "empty", text: "No position to show." }));
       return;
     }
-    var fn = RENDERERS[game];
+    var fn = RENDERERS[BOARDS[game] || game];
     try {
       if (fn) { fn(box, state, game); return; }
     } catch (e) {
@@ -647,7 +667,7 @@
     var lb = $("leaderboards");
     GAMES.forEach(function (g) { lb.appendChild(el("li", {}, [gameLink(g)])); });
 
-    fetchJSON("api/server").then(function (server) {
+    serverInfo().then(function (server) {
       renderHowTo($("ports"), server.ports || []);
     }, function (err) {
       var list = $("ports");
@@ -892,7 +912,7 @@
   /* ---------- ratings.html ---------- */
 
   function pageRatings() {
-    var game = param("game") || "kalaha";
+    var game = param("game") || GAMES[0] || "";
     var nav = $("games-nav");
     GAMES.forEach(function (g) {
       var a = gameLink(g);
@@ -992,14 +1012,17 @@
     });
   }
 
-  window.GamedBoard = { render: render, gameName: gameName, renderers: RENDERERS,
-                        moveWords: moveWords, seatLabel: seatLabel };
-
   var PAGES = { index: pageIndex, game: pageGame, replay: pageReplay, ratings: pageRatings,
                 player: pagePlayer };
+  /* Learn the games, then draw the page (without them when /api/server cannot be read: the
+     pages then show the game types as the API names them). GamedBoard exists from then on. */
   function start() {
     var page = PAGES[document.body.getAttribute("data-page")];
-    if (page) page();
+    serverInfo().then(learnGames, function () {}).then(function () {
+      window.GamedBoard = { render: render, gameName: gameName, renderers: RENDERERS,
+                            boards: BOARDS, moveWords: moveWords, seatLabel: seatLabel };
+      if (page) page();
+    });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

@@ -1,0 +1,54 @@
+"""GGZ Combat in the game registry (gamed.registry): its section, binary and text ports, options."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+from gamed.registry import Game, GameContext, GameOption, GamePort
+
+
+def _validate(combat: Any) -> None:
+    from gamed.config import ConfigError
+
+    if not 2 <= combat.seats <= 15:
+        raise ConfigError(f"combat.seats must be 2 to 15, not {combat.seats}")
+
+
+def _service(ctx: GameContext):
+    from gamed.combat.service import CombatService
+
+    cfg = ctx.cfg
+    records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
+    ais = {ai.name: ai for ai in cfg.stratego.ai}
+    # players=ctx.players goes here once CombatService takes the seat model (issue 14).
+    combat = CombatService(ctx.limits, ctx.reactor, cfg.combat, ais=ais, records_dir=records, hub=ctx.hub)
+    return combat, {"combat": combat.port_factory, "combat-text": combat.text_port_factory}
+
+
+GAME = Game(
+    name="combat",
+    title="Combat",
+    section="combat",
+    settings="gamed.config:CombatConfig",
+    seats=(2, 15),
+    board="stratego",
+    service=_service,
+    check=_validate,
+    ports=(
+        GamePort(
+            "combat", "listen", "combat", "gamed-combat.socket",
+            "Listen for GGZ Combat clients (binary protocol 10); repeatable; 'none' = off [default: tcp:5688]",
+        ),
+        GamePort(
+            "combat-text", "text_listen", "combat handshake", "gamed-combat-text.socket",
+            "Listen for GGZ Combat clients that start with the text handshake; repeatable; 'none' = off [default: tcp:5689]",
+        ),
+    ),
+    options=(
+        GameOption("combat-seats", "seats", "Seats per GGZ Combat table, 2 to 15 [default: {default}]"),
+        GameOption("combat-move-time", "move_time", "Seconds per Combat move, 0 = no limit [default: {default:g}]"),
+        GameOption("combat-rejoin-grace", "rejoin_grace", "Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: {default:g}]"),
+        GameOption("combat-records", "records", "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"),
+    ),
+)
