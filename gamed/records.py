@@ -550,7 +550,10 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
     )
     match_id = int(cursor.fetchone()[0])
     seats = sorted(record.seats, key=lambda s: s.seat)
-    before, after = _update_ratings(cursor, dialect, record, seats)
+    # A guest is never rated; nor is a seat under a registered name that did not log into that
+    # account: the name's rating is the account's.
+    counts = [s.counts and _own_name(cursor, dialect, s) for s in seats]
+    before, after = _update_ratings(cursor, dialect, record, seats, counts)
     points = record.points
     if points is not None and len(points) != len(seats):
         points = None
@@ -564,7 +567,7 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
                 match_id,
                 s.seat,
                 s.name,
-                int(s.counts),
+                int(counts[s.seat]),
                 s.kind,
                 float(record.scores[s.seat]),
                 before[s.seat],
@@ -587,18 +590,18 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
 
 
 def _update_ratings(
-    cursor: Any, dialect: _Dialect, record: MatchRecord, seats: Sequence[Seat]
+    cursor: Any, dialect: _Dialect, record: MatchRecord, seats: Sequence[Seat], counts: Sequence[bool]
 ) -> tuple[list[float | None], list[float | None]]:
-    """Apply the Elo update of a stored match; returns each seat's rating before and after (None: unrated)."""
+    """Apply the Elo update of a stored match to the seats that ``counts``; returns each seat's
+    rating before and after (None: unrated)."""
     n = len(seats)
     none: list[float | None] = [None] * n
     if not record.rated:
         return none, none
     sql = dialect.sql
     names = [s.name for s in seats]
-    # A name in two seats would play itself: such seats are left unrated. So is a seat under a
-    # registered name that did not log into that account: the rating is the account's.
-    rated = [s.counts and names.count(s.name) == 1 and _own_name(cursor, dialect, s) for s in seats]
+    # A name in two seats would play itself: such seats are left unrated.
+    rated = [c and names.count(s.name) == 1 for s, c in zip(seats, counts)]
     if sum(rated) < 2:
         return none, none
     current: dict[str, tuple] = {}
