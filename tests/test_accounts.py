@@ -23,7 +23,7 @@ from gamed.accounts import (
     token_matches,
     valid_token,
 )
-from gamed.records import SCHEMA_VERSION, MatchRecord, RecordStore, Seat, migrate, parse_url
+from gamed.records import SCHEMA_VERSION, MatchRecord, RecordStore, Seat, migrate, parse_url, record_from_json
 from tests.test_records import PG_URL, TABLES, _connect, _reactor, _versions, kalaha
 
 
@@ -401,3 +401,28 @@ def test_the_accounts_table_refuses_names_that_differ_only_in_case(tmp_path):
             cur.execute("INSERT INTO accounts (name, kind, token_hash, created) VALUES ('ALICE', 'person', 'x', 1)")
     finally:
         conn.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_seats_account_is_stored_and_exported(url):
+    records, store = await opened(url)
+    try:
+        alice, _ = await store.add("alice")
+        bot, _ = await store.add("fast_ai", kind="bot")
+        record = attrs.evolve(
+            kalaha(), seats=(Seat(0, "alice", True, alice.seat_kind, alice.id), Seat(1, "fast_ai", True, bot.seat_kind, bot.id))
+        )
+        data = await records.match(await records.store(record))
+        assert [(s["kind"], s["account"], s["account_id"]) for s in data["seats"]] == [("player", True, alice.id), ("bot", True, bot.id)]
+        assert record_from_json(data) == record  # what `gamed export` prints reads back whole
+        # An export made before accounts (no account_id in its seats) still reads back.
+        for s in data["seats"]:
+            del s["account_id"]
+        assert [s.account_id for s in record_from_json(data).seats] == [None, None]
+        summary = (await records.recent())[0]
+        assert summary["seats"] == [
+            {"seat": 0, "name": "alice", "kind": "player", "account": True},
+            {"seat": 1, "name": "fast_ai", "kind": "bot", "account": True},
+        ]
+    finally:
+        await records.close()
