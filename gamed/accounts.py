@@ -30,7 +30,8 @@ TOKEN_BYTES = 24  # secrets.token_urlsafe(24): 32 characters
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{32}\Z")
 TOKEN_RULE = "32 letters, digits, _ or -"
 
-# scrypt's cost: 16 MiB of memory and some 30-60 ms of one CPU per hash.
+# scrypt's cost: 16 MiB of memory and tens of milliseconds of one CPU per hash (docs/performance.md,
+# "Accounts: token checks").
 SCRYPT_N = 2**14
 SCRYPT_R = 8
 SCRYPT_P = 1
@@ -38,9 +39,8 @@ SALT_BYTES = 16
 KEY_BYTES = 32
 _SCHEME = "scrypt"
 # The most a stored hash may ask for (a later gamed may raise the cost; a damaged row must not
-# make one check take a gigabyte).
-_MAX_N = 2**20
-_MAX_R = 32
+# make one check take a gigabyte): scrypt needs 128 * N * r bytes.
+_MAX_MEMORY = 64 * 2**20
 _MAX_P = 16
 
 
@@ -68,7 +68,7 @@ def hash_token(token: str, salt: bytes | None = None) -> str:
 
 
 def _scrypt(token: str, salt: bytes, n: int, r: int, p: int, length: int) -> bytes:
-    return hashlib.scrypt(token.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=length, maxmem=256 * n * r * p + 2**20)
+    return hashlib.scrypt(token.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=length, maxmem=128 * r * (n + p + 2) + 2**20)
 
 
 def token_matches(token: str, stored: str) -> bool:
@@ -80,7 +80,7 @@ def token_matches(token: str, stored: str) -> bool:
         if scheme != _SCHEME or not all(t.isascii() and t.isdigit() for t in (n_text, r_text, p_text)):
             return False
         n, r, p = int(n_text), int(r_text), int(p_text)
-        if not (2 <= n <= _MAX_N and n & (n - 1) == 0 and 1 <= r <= _MAX_R and 1 <= p <= _MAX_P):
+        if not (n >= 2 and n & (n - 1) == 0 and r >= 1 and 128 * n * r <= _MAX_MEMORY and 1 <= p <= _MAX_P):
             return False
         salt = base64.b64decode(salt_text, validate=True)
         key = base64.b64decode(key_text, validate=True)

@@ -4,7 +4,8 @@ SQLite by default (one file, WAL journal, one connection), PostgreSQL when the U
 optional ``psycopg`` dependency: ``pip install gamed[postgres]``). All database work runs in the
 thread pool of ``twisted.enterprise.adbapi``; every public method returns a Deferred and none blocks
 the reactor. A finished match is written in ONE transaction together with the rating updates, so a
-crash never leaves a match without its seats, moves or ratings.
+crash never leaves a match without its seats, moves or ratings. The accounts players log in with
+(gamed.accounts) are kept in the same database; a seat and a rating carry the account they belong to.
 
 The schema is versioned: table ``schema_version`` holds one row per applied migration, and
 ``start()`` applies the missing ones (all in one transaction), so opening a database made by an

@@ -426,3 +426,23 @@ async def test_a_seats_account_is_stored_and_exported(url):
         ]
     finally:
         await records.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_tokens_are_never_logged(url):
+    from twisted.logger import capturedLogs, formatEvent
+
+    with capturedLogs() as events:
+        records, store = await opened(url)
+        try:
+            _, token = await store.add("alice")
+            await store.verify("alice", token)
+            fresh = await store.rotate("alice")
+            await refused(store.verify("alice", token))
+            await refused(store.verify("nobody", fresh))
+            await store.revoke("alice")
+            await refused(store.verify("alice", fresh))
+        finally:
+            await records.close()
+    text = "\n".join(formatEvent(e) + repr(e) for e in events)
+    assert token not in text and fresh not in text
