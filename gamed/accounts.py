@@ -268,16 +268,21 @@ class AccountStore:
     """The accounts of a records database (``gamed.records.RecordStore``, started by its owner).
 
     Names are compared without regard to case: ``Alice`` is the account ``alice``, and no second
-    account may differ from one only in case. Every method returns a Deferred."""
+    account may differ from one only in case. Every method returns a Deferred.
 
-    def __init__(self, records: Any, reactor: Any = None):
+    At most ``hashes_at_once`` hashes run at the same time (the others wait their turn): a burst of
+    logins takes one CPU, not all of them, so the reactor and the games keep theirs
+    (docs/performance.md, "Accounts: token checks")."""
+
+    def __init__(self, records: Any, reactor: Any = None, hashes_at_once: int = 1):
         """``records``: the started (or starting) RecordStore; ``reactor`` (default: the records')
         gives the time and the thread pool the hashes run in."""
         self.records = records
         self.reactor = reactor if reactor is not None else records.reactor
+        self._hashing = defer.DeferredSemaphore(hashes_at_once)
 
     def _hash_in_thread(self, function: Any, *args: Any) -> defer.Deferred:
-        return threads.deferToThreadPool(self.reactor, self.reactor.getThreadPool(), function, *args)
+        return self._hashing.run(threads.deferToThreadPool, self.reactor, self.reactor.getThreadPool(), function, *args)
 
     def add(self, name: str, kind: str = "person") -> defer.Deferred:
         """Register ``name`` (``kind`` person or bot) -> (Account, token). The token is shown

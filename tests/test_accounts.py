@@ -8,6 +8,7 @@ import threading
 import attrs
 import pytest
 import pytest_twisted
+from twisted.internet import defer
 
 from gamed import accounts
 from gamed.accounts import (
@@ -446,3 +447,31 @@ async def test_tokens_are_never_logged(url):
             await records.close()
     text = "\n".join(formatEvent(e) + repr(e) for e in events)
     assert token not in text and fresh not in text
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_hash_at_a_time(url, monkeypatch):
+    """A burst of logins hashes one after another (one CPU), not all at once."""
+    running, most = [0], [0]
+    lock = threading.Lock()
+    real = accounts.token_matches
+
+    def counting(token, stored):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return real(token, stored)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    records, store = await opened(url)
+    try:
+        _, token = await store.add("alice")
+        monkeypatch.setattr(accounts, "token_matches", counting)
+        results = await defer.DeferredList([store.verify("alice", token if i % 2 else new_token()) for i in range(6)], consumeErrors=True)
+        assert [ok for ok, _ in results] == [False, True] * 3
+        assert most[0] == 1
+    finally:
+        await records.close()
