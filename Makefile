@@ -71,6 +71,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/web_load.py
 	$(BIN)/python bench/textline_held.py
 	$(BIN)/python bench/attack_load.py --short
+	$(BIN)/python bench/accounts_verify.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis

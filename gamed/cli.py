@@ -1,6 +1,8 @@
-"""The ``gamed`` command: tools around the daemon's data. ``gamed export MATCH_ID`` prints a stored match.
+"""The ``gamed`` command: tools around the daemon's data. ``gamed export MATCH_ID`` prints a stored
+match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accounts) that may log in.
 
-The daemon itself runs with ``twistd -n gamed``; this command only reads what it recorded.
+The daemon itself runs with ``twistd -n gamed``; this command works on its records database, also
+while the daemon runs (SQLite's WAL journal and busy timeout let both write the same file).
 """
 
 from __future__ import annotations
@@ -8,14 +10,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
+from gamed.accounts import KINDS, AccountError, AccountStore
 from gamed.config import Config, ConfigError, load
 from gamed.records import RecordsError, RecordStore
 
+_DATABASE_HELP = (
+    "records database: a SQLite path, sqlite:///abs/path, sqlite:rel/path or postgresql://... "
+    f"[default: [records] database of --config, else {Config().records.database}]"
+)
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gamed", description="Tools for the gamed daemon's records.")
+    parser = argparse.ArgumentParser(prog="gamed", description="Tools for the gamed daemon's records and accounts.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     export = commands.add_parser(
         "export",
@@ -23,15 +32,52 @@ def _parser() -> argparse.ArgumentParser:
         description="Print a stored match as JSON, or (--format ucc) a Stratego match as the UCC manager's -o log.",
     )
     export.add_argument("match_id", metavar="MATCH_ID", help="the match number (as shown by the web pages and /api/matches)")
-    export.add_argument(
-        "--database",
-        metavar="URL",
-        help="records database: a SQLite path, sqlite:///abs/path, sqlite:rel/path or postgresql://... "
-        f"[default: [records] database of --config, else {Config().records.database}]",
-    )
+    export.add_argument("--database", "--records", dest="database", metavar="URL", help=_DATABASE_HELP)
     export.add_argument("--config", metavar="FILE", help="the daemon's config file (for its [records] database)")
     export.add_argument("--format", choices=("json", "ucc"), default="json", help="json (default) or ucc (Stratego only)")
+    _player_parser(commands)
     return parser
+
+
+def _player_parser(commands: Any) -> None:
+    """``gamed player add|list|revoke|rotate``."""
+    player = commands.add_parser(
+        "player",
+        help="register players and bots and manage their tokens",
+        description="Register the players and bots that may log in with a secret token, and manage their tokens. "
+        "Only a salted hash of each token is kept, in the records database; a token is shown once, when made.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--records", "--database", dest="database", metavar="URL", help=_DATABASE_HELP)
+    common.add_argument("--config", metavar="FILE", help="the daemon's config file (for its [records] database)")
+    actions = player.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add = actions.add_parser(
+        "add",
+        parents=[common],
+        help="register a player or bot and print its token (once)",
+        description="Register NAME and print its new token once (keep it: it cannot be shown again). "
+        "Ratings the typed name NAME earned before it had an account become the account's. "
+        "Creates the records database if there is none yet.",
+    )
+    add.add_argument("name", metavar="NAME", help="1-32 letters, digits, _ . - ; not starting with 'guest'; unique in any case")
+    add.add_argument("--kind", choices=KINDS, default="person", help="person (default) or bot (a program)")
+    actions.add_parser("list", parents=[common], help="list the accounts", description="List every account: name, kind, when created, state, when its token was last rotated.")
+    revoke = actions.add_parser(
+        "revoke",
+        parents=[common],
+        help="kill an account's token at once",
+        description="Kill NAME's token at once: it can no longer log in, and its name stays taken. "
+        "'gamed player rotate NAME' gives it a new token and makes it active again.",
+    )
+    revoke.add_argument("name", metavar="NAME")
+    rotate = actions.add_parser(
+        "rotate",
+        parents=[common],
+        help="give an account a new token (the old one dies at once)",
+        description="Give NAME a new token and print it once; the old token stops working at once. "
+        "A revoked account is active again with the new token.",
+    )
+    rotate.add_argument("name", metavar="NAME")
 
 
 def _fail(message: str) -> None:
@@ -40,11 +86,8 @@ def _fail(message: str) -> None:
     raise SystemExit(1)
 
 
-async def _export(reactor: Any, args: argparse.Namespace) -> None:
-    try:
-        match_id = int(args.match_id)
-    except ValueError:
-        _fail(f"a match id is a number, not {args.match_id!r}")
+def _database(args: argparse.Namespace) -> str:
+    """The records URL: ``--database``/``--records``, else the config file's, else the default."""
     url = args.database
     if url is None:
         try:
@@ -53,6 +96,21 @@ async def _export(reactor: Any, args: argparse.Namespace) -> None:
             _fail(str(e))
     if not url or url == "none":
         _fail("no records database configured")
+    return url
+
+
+def _why(e: BaseException) -> str:
+    """The first line of a driver's error message (or its class's name)."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+async def _export(reactor: Any, args: argparse.Namespace) -> None:
+    try:
+        match_id = int(args.match_id)
+    except ValueError:
+        _fail(f"a match id is a number, not {args.match_id!r}")
+    url = _database(args)
     try:
         store = RecordStore(url, reactor, create=False)
     except RecordsError as e:
@@ -63,7 +121,7 @@ async def _export(reactor: Any, args: argparse.Namespace) -> None:
     except RecordsError as e:
         _fail(str(e))
     except Exception as e:  # the driver's own errors: not a database, cannot connect ...
-        _fail(f"cannot read the records database {url}: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}")
+        _fail(f"cannot read the records database {url}: {_why(e)}")
     finally:
         await store.close()
     if data is None:
@@ -78,13 +136,62 @@ async def _export(reactor: Any, args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
+def _when(t: float | None) -> str:
+    """A time for people: UTC, to the second (``2026-12-02 05:30:35Z``), or ``-``."""
+    return "-" if t is None else time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t))
+
+
+def _print_accounts(accounts: list) -> None:
+    rows = [("NAME", "KIND", "CREATED", "STATE", "ROTATED")]
+    rows += [(a.name, a.kind, _when(a.created), "active" if a.active else "revoked", _when(a.rotated)) for a in accounts]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+async def _player(reactor: Any, args: argparse.Namespace) -> None:
+    url = _database(args)
+    try:
+        # Only ``add`` may create the database: a typo elsewhere must not leave an empty one behind.
+        records = RecordStore(url, reactor, create=args.action == "add")
+    except RecordsError as e:
+        _fail(str(e))
+    store = AccountStore(records, reactor)
+    try:
+        await records.start()
+        if args.action == "add":
+            account, token = await store.add(args.name, args.kind)
+            print(f"token for {account.name}: {token}")
+            print(f"(shown only now: keep it secret; 'gamed player rotate {account.name}' makes a new one)")
+        elif args.action == "list":
+            _print_accounts(await store.list())
+        elif args.action == "revoke":
+            account = await store.revoke(args.name)
+            print(f"revoked {account.name} (since {_when(account.revoked)})")
+        elif args.action == "rotate":
+            token = await store.rotate(args.name)
+            account = await store.get(args.name)
+            print(f"token for {account.name}: {token}")
+            print("(the old token no longer works; shown only now: keep it secret)")
+    except (AccountError, RecordsError) as e:
+        _fail(str(e))
+    except Exception as e:  # the driver's own errors: not a database, cannot connect ...
+        _fail(f"cannot use the records database {url}: {_why(e)}")
+    finally:
+        await records.close()
+    sys.stdout.flush()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``."""
+    """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``,
+    ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``."""
     from twisted.internet import defer, task
 
     args = _parser().parse_args(argv)
     if args.command == "export":
         task.react(lambda reactor: defer.ensureDeferred(_export(reactor, args)))
+    elif args.command == "player":
+        task.react(lambda reactor: defer.ensureDeferred(_player(reactor, args)))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from twisted.internet import defer
@@ -227,6 +227,12 @@ def _json(data: object) -> bytes:
     return json.dumps(data, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
+def _players(seats: Sequence[Seat]) -> list[dict]:
+    """The live table's players as the API shows them: seat, name, kind ("guest" for a guest)
+    and whether an account sat there."""
+    return [{"seat": s.seat, "name": s.name, "kind": s.kind, "account": s.account_id is not None} for s in seats]
+
+
 class LiveTable:
     """One running game as spectators see it: seats, options, every move with the state after it,
     clocks, and at the end the result. Viewers get a snapshot, then each move, then the end; every
@@ -263,7 +269,7 @@ class LiveTable:
         self.match_id: int | None = None
         self.closed = False  # the end event has been sent; nothing more will follow
         self.viewers: set[ILiveViewer] = set()
-        self._players = [{"seat": s.seat, "name": s.name} for s in self.seats]
+        self._players = _players(self.seats)
 
     # --- what the game reports -------------------------------------------------------------
 
@@ -307,7 +313,7 @@ class LiveTable:
         if self.result is not None:
             return
         self.seats = tuple(seat if s.seat == seat.seat else s for s in self.seats)
-        self._players = [{"seat": s.seat, "name": s.name} for s in self.seats]
+        self._players = _players(self.seats)
         if self.viewers:
             frame = event_frame("snapshot", self.detail())
             for viewer in list(self.viewers):

@@ -4,7 +4,8 @@ SQLite by default (one file, WAL journal, one connection), PostgreSQL when the U
 optional ``psycopg`` dependency: ``pip install gamed[postgres]``). All database work runs in the
 thread pool of ``twisted.enterprise.adbapi``; every public method returns a Deferred and none blocks
 the reactor. A finished match is written in ONE transaction together with the rating updates, so a
-crash never leaves a match without its seats, moves or ratings.
+crash never leaves a match without its seats, moves or ratings. The accounts players log in with
+(gamed.accounts) are kept in the same database; a seat and a rating carry the account they belong to.
 
 The schema is versioned: table ``schema_version`` holds one row per applied migration, and
 ``start()`` applies the missing ones (all in one transaction), so opening a database made by an
@@ -43,7 +44,19 @@ class Seat:
     seat: int  # 0-based seat / side / team number
     name: str  # as shown ("alice", "guest3", "gamed:2", "fast_ai")
     rated: bool  # False for unnamed players (guest<N>, player<N>...): never rated
-    kind: str = "player"  # "player" | "engine" | "computer" | "program"
+    kind: str = "player"  # one of SEAT_KINDS; a "guest" seat is never rated, whatever ``rated`` says
+    account_id: int | None = None  # the gamed.accounts account that sat here (None: guest, program ...)
+
+    @property
+    def counts(self) -> bool:
+        """True when this seat's result may change a rating: ``rated`` and not a guest."""
+        return self.rated and self.kind != "guest"
+
+
+# What sat in a seat: a person ("player"), a registered program ("bot"), a person without an
+# account ("guest"), Kalaha's built-in "computer", a Connect Four "engine", a "program" the daemon
+# started (the Stratego referee's AIs, Virtual Fight's).
+SEAT_KINDS = ("player", "bot", "guest", "engine", "computer", "program")
 
 
 @attrs.frozen
@@ -99,7 +112,7 @@ def record_from_json(data: dict) -> MatchRecord:
         game=data["game"],
         started=data["started"],
         ended=data["ended"],
-        seats=tuple(Seat(s["seat"], s["name"], s["rated"], s["kind"]) for s in data["seats"]),
+        seats=tuple(Seat(s["seat"], s["name"], s["rated"], s["kind"], s.get("account_id")) for s in data["seats"]),
         options=data["options"],
         moves=tuple(Move(m["n"], m["seat"], m["move"], m["t"], m["state"]) for m in data["moves"]),
         scores=tuple(data["scores"]),
@@ -210,6 +223,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "UPDATE matches SET turns = (SELECT COUNT(*) FROM moves WHERE moves.match_id = matches.id)",
         "CREATE INDEX seats_name ON seats (name, match_id)",
         lambda cursor, dialect: _fill_details_and_points(cursor, dialect),
+    ),
+    (  # 4: accounts (gamed.accounts: registered players and bots, their tokens' salted hashes),
+        # and the account each seat and each rating belongs to (NULL: guests, programs, the
+        # typed names of before)
+        """CREATE TABLE accounts (
+            id {id},
+            name TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            token_hash TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL,
+            revoked DOUBLE PRECISION,
+            rotated DOUBLE PRECISION)""",
+        "CREATE UNIQUE INDEX accounts_name_nocase ON accounts (lower(name))",
+        "ALTER TABLE seats ADD COLUMN account_id BIGINT",
+        "ALTER TABLE ratings ADD COLUMN account_id BIGINT",
     ),
 )
 
@@ -404,6 +432,11 @@ class RecordStore:
         d.addBoth(finished)
         return d
 
+    def run_interaction(self, interaction: Callable[..., Any], *args: Any) -> defer.Deferred:
+        """Run ``interaction(cursor, *args)`` in one transaction of the records' thread pool, once
+        the schema is ready (for the stores built on this one, such as gamed.accounts)."""
+        return self._run(interaction, *args)
+
     def store(self, record: MatchRecord) -> defer.Deferred:
         """Write a finished match (match, seats, moves, rating updates: one transaction) -> its id."""
         try:
@@ -519,26 +552,30 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
     )
     match_id = int(cursor.fetchone()[0])
     seats = sorted(record.seats, key=lambda s: s.seat)
-    before, after = _update_ratings(cursor, dialect, record, seats)
+    # A guest is never rated; nor is a seat under a registered name that did not log into that
+    # account: the name's rating is the account's.
+    counts = [s.counts and _own_name(cursor, dialect, s) for s in seats]
+    before, after = _update_ratings(cursor, dialect, record, seats, counts)
     points = record.points
     if points is not None and len(points) != len(seats):
         points = None
     cursor.executemany(
         sql(
-            "INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after, points)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after, points, account_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         [
             (
                 match_id,
                 s.seat,
                 s.name,
-                int(bool(s.rated)),
+                int(counts[s.seat]),
                 s.kind,
                 float(record.scores[s.seat]),
                 before[s.seat],
                 after[s.seat],
                 None if points is None else points[s.seat],
+                s.account_id,
             )
             for s in seats
         ],
@@ -555,19 +592,20 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
 
 
 def _update_ratings(
-    cursor: Any, dialect: _Dialect, record: MatchRecord, seats: Sequence[Seat]
+    cursor: Any, dialect: _Dialect, record: MatchRecord, seats: Sequence[Seat], counts: Sequence[bool]
 ) -> tuple[list[float | None], list[float | None]]:
-    """Apply the Elo update of a stored match; returns each seat's rating before and after (None: unrated)."""
+    """Apply the Elo update of a stored match to the seats that ``counts``; returns each seat's
+    rating before and after (None: unrated)."""
     n = len(seats)
     none: list[float | None] = [None] * n
     if not record.rated:
         return none, none
+    sql = dialect.sql
     names = [s.name for s in seats]
     # A name in two seats would play itself: such seats are left unrated.
-    rated = [s.rated and names.count(s.name) == 1 for s in seats]
+    rated = [c and names.count(s.name) == 1 for s, c in zip(seats, counts)]
     if sum(rated) < 2:
         return none, none
-    sql = dialect.sql
     current: dict[str, tuple] = {}
     for s, r in zip(seats, rated):
         if r:
@@ -589,14 +627,32 @@ def _update_ratings(
             wins + (result == elo.WIN),
             draws + (result == elo.DRAW),
             losses + (result == elo.LOSS),
+            s.account_id,
             record.game,
             s.name,
         )
         if games:
-            cursor.execute(sql("UPDATE ratings SET rating = ?, games = ?, wins = ?, draws = ?, losses = ? WHERE game = ? AND name = ?"), row)
+            cursor.execute(
+                sql(
+                    "UPDATE ratings SET rating = ?, games = ?, wins = ?, draws = ?, losses = ?, account_id = COALESCE(?, account_id)"
+                    " WHERE game = ? AND name = ?"
+                ),
+                row,
+            )
         else:
-            cursor.execute(sql("INSERT INTO ratings (rating, games, wins, draws, losses, game, name) VALUES (?, ?, ?, ?, ?, ?, ?)"), row)
+            cursor.execute(
+                sql("INSERT INTO ratings (rating, games, wins, draws, losses, account_id, game, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                row,
+            )
     return before, after
+
+
+def _own_name(cursor: Any, dialect: _Dialect, seat: Seat) -> bool:
+    """True unless ``seat`` sits under the name of an account it is not (a name's rating belongs
+    to its account once there is one)."""
+    cursor.execute(dialect.sql("SELECT id FROM accounts WHERE lower(name) = lower(?)"), (seat.name,))
+    row = cursor.fetchone()
+    return row is None or (seat.account_id is not None and int(row[0]) == seat.account_id)
 
 
 # The columns of ``matches`` a MatchSummary is made of, in the order ``_summaries`` reads them.
@@ -611,7 +667,7 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
     marks = ", ".join("?" * len(ids))
     cursor.execute(
         dialect.sql(
-            "SELECT match_id, seat, name, score, rated, kind, rating_before, rating_after, points"
+            "SELECT match_id, seat, name, score, rated, kind, rating_before, rating_after, points, account_id"
             f" FROM seats WHERE match_id IN ({marks}) ORDER BY match_id, seat"
         ),
         ids,
@@ -630,7 +686,7 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
             "game": game,
             "started": started,
             "ended": ended,
-            "seats": [{"seat": s[1], "name": s[2]} for s in own],
+            "seats": [{"seat": s[1], "name": s[2], "kind": s[5], "account": s[9] is not None} for s in own],
             "scores": scores,
             "reason": reason,
             "detail": about,
@@ -641,7 +697,7 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
         }
         if detail:
             for entry, s in zip(summary["seats"], own):
-                entry.update(rated=bool(s[4]), kind=s[5], rating_before=s[6], rating_after=s[7])
+                entry.update(rated=bool(s[4]), rating_before=s[6], rating_after=s[7], account_id=s[9])
         out.append(summary)
     return out
 

@@ -75,7 +75,7 @@ def test_open_gives_ids_per_game_and_a_summary():
     assert a.summary() == {
         "id": "kalaha-1",
         "game": "kalaha",
-        "players": [{"seat": 0, "name": "alice"}, {"seat": 1, "name": "guest2"}],
+        "players": [{"seat": 0, "name": "alice", "kind": "player", "account": False}, {"seat": 1, "name": "guest2", "kind": "player", "account": False}],
         "turn": 0,
         "to_move": 0,
         "spectators": 0,

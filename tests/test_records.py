@@ -29,7 +29,7 @@ from gamed.records import (
 )
 
 PG_URL = os.environ.get("GAMED_TEST_POSTGRES_URL", "")
-TABLES = ("moves", "seats", "ratings", "matches", "schema_version")
+TABLES = ("moves", "seats", "ratings", "matches", "accounts", "schema_version")
 
 
 def _reactor():
@@ -122,7 +122,16 @@ async def test_store_and_read_back(url):
         data = await store.match(match_id)
         assert data["id"] == match_id and data["game"] == "kalaha" and data["table"] == "kalaha-3"
         assert (data["started"], data["ended"], data["reason"], data["rated"]) == (1700000000.25, 1700000042.5, "board empty", True)
-        assert data["seats"][1] == {"seat": 1, "name": "bob", "rated": True, "kind": "computer", "rating_before": 1500.0, "rating_after": 1484.0}
+        assert data["seats"][1] == {
+            "seat": 1,
+            "name": "bob",
+            "kind": "computer",
+            "account": False,
+            "rated": True,
+            "rating_before": 1500.0,
+            "rating_after": 1484.0,
+            "account_id": None,
+        }
         assert data["scores"] == [1.0, 0.0]
         assert data["moves"][0] == {"n": 1, "seat": 0, "move": "3", "t": 1.5, "state": record.moves[0].state}
         assert data["moves"][2]["state"] is None
@@ -146,7 +155,7 @@ async def test_recent_is_newest_first_and_filters_by_game(url):
             "game": "fight",
             "started": 1700000000.25,
             "ended": 1700000042.5,
-            "seats": [{"seat": 0, "name": "alice"}, {"seat": 1, "name": "bob"}],
+            "seats": [{"seat": 0, "name": "alice", "kind": "player", "account": False}, {"seat": 1, "name": "bob", "kind": "computer", "account": False}],
             "scores": [1.0, 0.0],
             "reason": "board empty",
             "detail": None,

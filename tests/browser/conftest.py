@@ -109,10 +109,11 @@ def wait_for(driver, condition, what: str, timeout: float = WAIT):
 class Site:
     """The running daemon: its ports, its log, its HTTP API."""
 
-    def __init__(self, proc: subprocess.Popen, ports: dict[str, int], output: list[str]):
+    def __init__(self, proc: subprocess.Popen, ports: dict[str, int], output: list[str], records: pathlib.Path | None = None):
         self.proc = proc
         self.ports = ports
         self.output = output
+        self.records = records  # its SQLite records database
 
     @property
     def url(self) -> str:
@@ -177,7 +178,7 @@ def site(browser, tmp_path_factory):
     try:
         if not ready.wait(20) or proc.poll() is not None or not {"web", "kalaha", "fight", "connect4"} <= ports.keys():
             pytest.fail(f"the daemon did not start listening (ports {ports}):\n{''.join(output)}", pytrace=False)
-        yield Site(proc, ports, output)
+        yield Site(proc, ports, output, records)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

@@ -70,7 +70,10 @@ async def test_games_list_and_table(site):
     table.moved(0, "A1", kalaha_state(1), 1)
     code, body = await get_json(site.url + "/api/games")
     assert [g["id"] for g in body["games"]] == [table.id]
-    assert body["games"][0]["players"] == [{"seat": 0, "name": "alice"}, {"seat": 1, "name": "bob"}]
+    assert body["games"][0]["players"] == [
+        {"seat": 0, "name": "alice", "kind": "player", "account": False},
+        {"seat": 1, "name": "bob", "kind": "player", "account": False},
+    ]
     code, detail = await get_json(f"{site.url}/api/games/{table.id}")
     assert code == 200
     assert detail["state"] == kalaha_state(1) and detail["initial_state"] == kalaha_state(0)

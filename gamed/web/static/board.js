@@ -142,9 +142,16 @@
     return "seat " + seat + (side ? " (" + side + ")" : "");
   }
 
+  /* A guest (a player without an account, never rated) is shown as one: "bob (guest)". */
+  var GUEST_MARK = " (guest)";
+
+  function isGuest(p) {
+    return !!p && p.kind === "guest";
+  }
+
   function playerName(players, seat) {
     for (var i = 0; i < (players || []).length; i++) {
-      if (players[i].seat === seat) return players[i].name;
+      if (players[i].seat === seat) return players[i].name + (isGuest(players[i]) ? GUEST_MARK : "");
     }
     return "seat " + seat;
   }
@@ -154,9 +161,12 @@
     return seatLabel(game, seat) + " " + playerName(players, seat);
   }
 
-  function playerLink(name) {
-    return el("a", { href: "player.html?name=" + encodeURIComponent(name), class: "player-link",
-                     "data-name": name, text: name });
+  /* A link to a player's page; a guest's (``kind`` "guest") is followed by " (guest)". */
+  function playerLink(name, kind) {
+    var link = el("a", { href: "player.html?name=" + encodeURIComponent(name), class: "player-link",
+                         "data-name": name, text: name });
+    if (kind !== "guest") return link;
+    return el("span", { class: "guest", "data-kind": "guest" }, [link, GUEST_MARK]);
   }
 
   function setStatus(text) {
@@ -226,7 +236,7 @@
     (players || []).forEach(function (p, i) {
       if (i) span.appendChild(document.createTextNode(" vs "));
       var moving = marked !== null && marked !== undefined && p.seat === marked;
-      var link = playerLink(p.name);
+      var link = playerLink(p.name, p.kind);
       span.appendChild(el("span", { class: "player seat-" + p.seat + (moving ? " to-move" : ""),
                                     "data-seat": p.seat, title: moving ? markText : null },
                           [link, moving ? " \u25C2" : null]));
@@ -540,7 +550,7 @@
       }, [
         el("span", { class: "swatch seat-" + p.seat, "aria-hidden": "true" }),
         el("span", { class: "seat", text: seatLabel(game, p.seat) + ": " }),
-        el("span", { class: "name" }, [playerLink(p.name)]),
+        el("span", { class: "name" }, [playerLink(p.name, p.kind)]),
         moving ? el("span", { class: "badge", text: " (to move)" }) : null
       ]));
     });
@@ -577,7 +587,7 @@
 
   /* A table row of a finished match: game, players (or the given cells), result, end, replay. */
   function matchRow(m, middle) {
-    var players = (m.seats || []).map(function (s) { return { seat: s.seat, name: s.name }; });
+    var players = (m.seats || []).map(function (s) { return { seat: s.seat, name: s.name, kind: s.kind }; });
     return el("tr", { "data-id": m.id, "data-game": m.game }, [
       el("td", { class: "game", "data-label": "Game" }, [gameName(m.game)])
     ].concat(middle || [
@@ -882,7 +892,7 @@
     setStatus("Loading\u2026");
     fetchJSON("api/matches/" + encodeURIComponent(id)).then(function (m) {
       match = m;
-      players = (m.seats || []).map(function (s) { return { seat: s.seat, name: s.name }; });
+      players = (m.seats || []).map(function (s) { return { seat: s.seat, name: s.name, kind: s.kind }; });
       states = [m.initial_state].concat((m.moves || []).map(function (mv) { return mv.state; }));
       // A move without a state (not recorded) shows the last known position.
       for (var i = 1; i < states.length; i++) if (!states[i]) states[i] = states[i - 1];
@@ -1000,7 +1010,9 @@
         var others = seats.filter(function (s) { return s.name !== name; });
         matches.appendChild(matchRow(m, [
           el("td", { class: "seat", "data-label": "Seat",
-                     text: own.map(function (s) { return seatLabel(m.game, s.seat); }).join(", ") }),
+                     text: own.map(function (s) {
+                       return seatLabel(m.game, s.seat) + (isGuest(s) ? GUEST_MARK : "");
+                     }).join(", ") }),
           el("td", { class: "opponents", "data-label": "Against" }, [playerLinks(others)])
         ]));
       });
