@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 from twisted.internet import defer, threads
 
+from gamed.identity import GUEST_PREFIX  # the guests' names; no account name starts with it (in any case)
 from gamed.names import NAME_RULE, valid_name
 
 # --- tokens (pure) -----------------------------------------------------------------------------
@@ -100,7 +101,6 @@ _DUMMY = f"{_SCHEME}${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${_b64(bytes(SALT_BYTES))}$
 # --- accounts (pure) ---------------------------------------------------------------------------
 
 KINDS = ("person", "bot")
-GUEST_PREFIX = "guest"  # the guests' names; no account name starts with it (in any case)
 
 
 @attrs.frozen

@@ -5,20 +5,12 @@ logins per client address (time comes in as an argument)."""
 from __future__ import annotations
 
 import enum
-import re
 from collections import OrderedDict
 
 import attrs
 from zope.interface import Attribute, Interface
 
 GUEST_PREFIX = "guest"  # default guest names are guest<N>; no account name may start with it
-TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{16,128}\Z")  # account tokens and resume tokens
-
-
-def valid_token(text: str) -> bool:
-    """True for something shaped like a token (16-128 URL-safe characters): anything else is
-    refused without being checked."""
-    return bool(TOKEN_RE.match(text))
 
 
 class Refusal(enum.Enum):

@@ -25,7 +25,7 @@ from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
 from gamed.names import valid_name
-from gamed.identity import Identity, LoginError, Refusal, valid_token
+from gamed.identity import Identity, LoginError, Refusal
 from gamed.seats import Seat
 
 
@@ -101,9 +101,7 @@ class LoginCommands:
             return self.login_refused(LoginError(Refusal.ALREADY, self.identity.name))
         if self.seated():
             return self.login_refused(LoginError(Refusal.TOO_LATE))
-        name, token = args
-        if not valid_token(token):  # never hashed, still a failed login
-            token = ""
+        name, token = args  # a malformed token is refused without being hashed (still a failure)
         self._wait_for(self.service.players.login(name, token, self.host), self._logged_in)
 
     def _logged_in(self, identity: Identity) -> None:

@@ -18,10 +18,11 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import Interface
 
+from gamed.accounts import REVOKED
 from gamed.config import PlayersConfig
-from gamed.identity import GUEST_PREFIX, Identity, LoginError, LoginLimit, Refusal, valid_token
+from gamed.identity import GUEST_PREFIX, Identity, LoginError, LoginLimit, Refusal
 
-__all__ = ["GUEST_PREFIX", "IAccounts", "Identity", "LoginError", "LoginLimit", "Players", "Refusal", "valid_token"]
+__all__ = ["GUEST_PREFIX", "IAccounts", "Identity", "LoginError", "LoginLimit", "Players", "Refusal"]
 
 
 class IAccounts(Interface):
@@ -74,7 +75,7 @@ class Players:
             if reason is None:  # the database failed, not the client
                 self._log.failure("checking a login for {name} failed", failure, name=name)
                 raise LoginError(Refusal.NO_ACCOUNTS, "the accounts cannot be read just now")
-            refusal = Refusal.REVOKED if "revoked" in str(reason) else Refusal.UNKNOWN_OR_WRONG
+            refusal = Refusal.REVOKED if reason == REVOKED else Refusal.UNKNOWN_OR_WRONG
             self._log.info("{host}: login as {name} refused: {why}", host=host, name=name, why=refusal.value)
             raise LoginError(refusal)
 

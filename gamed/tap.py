@@ -325,12 +325,13 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     def think(work):
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
+    players = _players(cfg, hub, reactor)
     for game in options.games:
         if not game.switched_on(getattr(cfg, game.section)):
             continue
         ctx = registry.GameContext(
             cfg=cfg, limits=cfg.limits, reactor=reactor, hub=hub, think=think, options=options,
-            players=None,  # the daemon's gamed.players.Players once that module exists (issue 14)
+            players=players,
             prepared=options.prepared.get(game.name),
         )
         service, factories = game.make_service(ctx)
@@ -347,6 +348,20 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     tune_garbage_collector()
     tune_thread_switching()
     return root
+
+
+def _players(cfg: Config, hub, reactor):
+    """The daemon's one ``Players``: the accounts of the records database (none without one),
+    ``[players]`` guests and the failed-login limit, shared by every game."""
+    from gamed.players import Players
+
+    accounts = None
+    store = getattr(hub, "store", None)
+    if store is not None:
+        from gamed.accounts import AccountStore
+
+        accounts = AccountStore(store, reactor)
+    return Players(cfg.players, accounts, reactor)
 
 
 def _live_hub(cfg: Config, root: MultiService, reactor):

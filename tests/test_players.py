@@ -5,7 +5,7 @@ from __future__ import annotations
 from twisted.internet.task import Clock
 
 from gamed.config import PlayersConfig
-from gamed.identity import LoginError, LoginLimit, Refusal, valid_token
+from gamed.identity import LoginError, LoginLimit, Refusal
 from gamed.players import Players
 from tests.memaccounts import MemoryAccounts
 
@@ -113,8 +113,3 @@ def test_the_limit_remembers_a_bounded_number_of_addresses():
         limit.end(f"h{n}", 1.0, failed=True)
     assert len(limit._failed) == 100
     assert limit.wait("h999", 2.0) > 0 and limit.wait("h0", 2.0) == 0
-
-
-def test_what_a_token_looks_like():
-    assert valid_token("A" * 32) and valid_token("a-b_c" * 4)
-    assert not valid_token("short") and not valid_token("x" * 200) and not valid_token("a b" * 10)
