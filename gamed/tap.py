@@ -341,7 +341,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.web.listen:
         from gamed.web.service import WebService
 
-        web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games)
+        web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games, players=players)
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens

@@ -14,6 +14,7 @@ import pathlib
 import re
 import urllib.parse
 from collections.abc import Callable
+from typing import Any
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
@@ -25,7 +26,10 @@ from zope.interface import implementer
 from gamed import __version__
 from gamed.observers import ILiveViewer, LiveHub, event_frame
 from gamed import registry
+from gamed.identity import LoginError, Refusal
+from gamed.names import valid_name
 from gamed.ports import ListeningPorts
+from gamed.textwire import REFUSAL_CODES
 
 STATIC = pathlib.Path(__file__).resolve().parent / "static"
 MAX_LIMIT = 500  # matches or ratings in one answer
@@ -197,8 +201,10 @@ class ApiResource(resource.Resource):
         ports: ListeningPorts | None = None,
         cors: CrossOrigin | None = None,
         games: tuple[registry.IGame, ...] | None = None,
+        players: Any = None,
     ):
         super().__init__()
+        self.players = players  # the daemon's gamed.players.Players: /api/me logs in with a token
         self.hub = hub
         self.streams = streams
         self.ports = ports if ports is not None else ListeningPorts()
@@ -235,6 +241,8 @@ class ApiResource(resource.Resource):
                         "games": [_game_json(g) for g in self.games.values()],
                     },
                 )
+            case ["me"]:
+                return self._me(request)
             case ["games"]:
                 return write_json(request, self.hub.games())
             case ["games", table_id]:
@@ -284,6 +292,47 @@ class ApiResource(resource.Resource):
                 d = self.store.leaderboard(game, limit)
                 return self._later(request, d, lambda r: {"game": game, "ratings": r})
         return _not_found(request, f"no such resource: /api/{'/'.join(parts)}")
+
+    def _me(self, request: server.Request):
+        """``/api/me``: who the ``Authorization: Bearer <name>:<token>`` header logs in as (the
+        same accounts, tokens and failed-login limit as every game's LOGIN line)."""
+        request.setHeader(b"cache-control", b"no-store")
+        header = (request.getHeader(b"authorization") or b"").decode("ascii", "replace").strip()
+        scheme, _, credentials = header.partition(" ")
+        name, colon, token = credentials.strip().partition(":")
+        if scheme.lower() != "bearer" or not colon or not valid_name(name):
+            request.setHeader(b"www-authenticate", b'Bearer realm="gamed"')
+            return write_json(request, {"error": "send the header Authorization: Bearer <name>:<token>"}, 401)
+        if self.players is None:
+            error = LoginError(Refusal.NO_ACCOUNTS)
+            return write_json(request, {"error": error.text, "code": REFUSAL_CODES[error.refusal]}, 503)
+        host = str(getattr(request.getClientAddress(), "host", "?"))
+        d = self.players.login(name, token, host)
+        gone: list = []
+        request.notifyFinish().addErrback(gone.append)
+
+        def answer(who) -> None:
+            if not gone:
+                body = write_json(request, {"name": who.name, "kind": who.kind, "account": True})
+                if request.method != b"HEAD":
+                    request.write(body)
+                request.finish()
+
+        def refused(failure: Failure) -> None:
+            error = failure.trap(LoginError) and failure.value
+            if gone:
+                return
+            status = {Refusal.TOO_MANY: 429, Refusal.NO_ACCOUNTS: 503}.get(error.refusal, 401)
+            if status == 401:
+                request.setHeader(b"www-authenticate", b'Bearer realm="gamed", error="invalid_token"')
+            body = write_json(request, {"error": error.text, "code": REFUSAL_CODES[error.refusal]}, status)
+            if request.method != b"HEAD":
+                request.write(body)
+            request.finish()
+
+        d.addCallbacks(answer, refused)
+        d.addErrback(lambda f: self._log.failure("/api/me failed", f))
+        return server.NOT_DONE_YET
 
     def _watch_list(self, stream: EventStream) -> None:
         self.hub.add_list_viewer(stream)
@@ -446,6 +495,7 @@ def build_root(
     ports: ListeningPorts | None = None,
     cors: CrossOrigin | None = None,
     games: tuple[registry.IGame, ...] | None = None,
+    players: Any = None,
 ) -> resource.Resource:
     """The site's root: the static pages, with ``/api`` (under the ``cors`` policy, knowing
     ``games``, default ``gamed.registry.GAMES``) beside them."""
@@ -455,5 +505,5 @@ def build_root(
     else:
         root = resource.Resource()
         root.childNotFound = JsonError(404, "no such page")
-    root.putChild(b"api", ApiResource(hub, streams, ports, cors, games))
+    root.putChild(b"api", ApiResource(hub, streams, ports, cors, games, players))
     return root

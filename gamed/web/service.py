@@ -61,6 +61,7 @@ class WebService(MultiService):
         static_dir=STATIC,
         ports: ListeningPorts | None = None,
         games: tuple[IGame, ...] | None = None,
+        players=None,
     ):
         super().__init__()
         self.config = config
@@ -70,7 +71,7 @@ class WebService(MultiService):
         self.streams = StreamRegistry(config.max_viewers, config.viewer_buffer)
         self.ports = ports if ports is not None else ListeningPorts()
         cors = CrossOrigin(cors_origins(config.cors))
-        self.root = build_root(hub, self.streams, static_dir, self.ports, cors, games)
+        self.root = build_root(hub, self.streams, static_dir, self.ports, cors, games, players)
         self._keepalive = task.LoopingCall(self.streams.keepalive)
         self._keepalive.clock = clock
 

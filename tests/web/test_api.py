@@ -347,3 +347,52 @@ async def test_a_body_over_max_body_is_refused_with_413():
         assert received.endswith(b'{"error":"a request body may have at most 4096 bytes"}')
     finally:
         await close(s)
+
+
+async def _me(url, authorization=None):
+    from twisted.web.client import Agent, readBody
+    from twisted.web.http_headers import Headers
+
+    headers = Headers({b"accept": [b"application/json"]})
+    if authorization is not None:
+        headers.addRawHeader(b"authorization", authorization.encode())
+    d = Agent(reactor).request(b"GET", (url + "/api/me").encode(), headers)
+    d.addTimeout(15, reactor)
+    response = await d
+    body = readBody(response)
+    body.addTimeout(15, reactor)
+    import json
+
+    return response.code, json.loads(await body)
+
+
+@pytest_twisted.ensureDeferred
+async def test_api_me_logs_in_with_an_account_token_and_refuses_the_rest(tmp_path):
+    from gamed.accounts import AccountStore
+    from gamed.config import PlayersConfig
+    from gamed.players import Players
+
+    store = RecordStore(str(tmp_path / "records.sqlite"), reactor)
+    await store.start()
+    accounts = AccountStore(store, reactor)
+    _, token = await accounts.add("alice", "bot")
+    ports = ListeningPorts()
+    players = Players(PlayersConfig(login_failures=3), accounts, reactor)
+    web = WebService(WebConfig(), Limits(), LiveHub(reactor, store), reactor, ports=ports, players=players)
+    web.startService()
+    port = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(web.port_factory())
+    url = f"http://127.0.0.1:{port.getHost().port}"
+    try:
+        assert await _me(url, f"Bearer alice:{token}") == (200, {"name": "alice", "kind": "bot", "account": True})
+        code, body = await _me(url)
+        assert code == 401 and "Authorization: Bearer" in body["error"]
+        assert await _me(url, f"Bearer alice:{'x' * 32}") == (401, {"error": "unknown account or wrong token", "code": 420})
+        assert (await _me(url, f"Bearer nobody:{token}"))[1]["code"] == 420
+        await accounts.revoke("alice")
+        assert await _me(url, f"Bearer alice:{token}") == (401, {"error": "this account's token has been revoked", "code": 421})
+        code, body = await _me(url, f"Bearer alice:{token}")  # the fourth failure from this address
+        assert (code, body["code"]) == (429, 422) and "try again in" in body["error"]
+    finally:
+        await web.stopService()
+        await port.stopListening()
+        await store.close()
