@@ -104,6 +104,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if self.service.name_in_use(identity.name, self):
             self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
             return
+        self.service.take_name(identity.name, self, previous=self.name)
         self.identity = identity
         self.name = identity.name
         self.send_lines([DONE])

@@ -65,6 +65,7 @@ class FightService(GameService):
         if grace is None:
             grace = config.grace if config.grace is not None else self.players.config.grace
         self.seats = SeatBook(clock, grace)
+        self._names: dict[str, object] = {}  # guest name -> the AI that chose it (see name_in_use)
         self.hub = hub
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         # Resolved turns held back from web spectators while fewer than gui_lag turns followed them.
@@ -102,15 +103,22 @@ class FightService(GameService):
     # --- games -----------------------------------------------------------------------------
 
     def name_in_use(self, name: str, asking: object) -> bool:
-        """True when another AI here uses ``name`` now: connected, or in a seat kept for its
-        return (two guests called bob are never told apart)."""
-        if any(p is not asking and getattr(p, "name", None) == name and not p.closing for p in self.connections):
+        """True when another AI here uses the guest name ``name`` now: connected, or in a seat
+        kept for its return (two guests called bob are never told apart)."""
+        holder = self._names.get(name)
+        if holder is None or holder is asking:
+            return False
+        seat = holder.seat
+        if (seat is not None and seat.presence is not Presence.GONE) or (holder.connected and not holder.closing):
             return True
-        return any(
-            seat.name == name and seat.presence is not Presence.GONE
-            for game in self.seats.games()
-            for seat in self.seats.seats_of(game)
-        )
+        del self._names[name]  # its AI and its game are gone: the name is free
+        return False
+
+    def take_name(self, name: str, holder: object, previous: str | None = None) -> None:
+        """``holder`` (an AI) is the guest ``name`` from now on (and no longer ``previous``)."""
+        if previous is not None and self._names.get(previous) is holder:
+            del self._names[previous]
+        self._names[name] = holder
 
     def _seat(self, members: list[Hashable], table: str | None) -> None:
         players = list(members)

@@ -171,6 +171,17 @@ def test_a_guest_without_its_token_cannot_take_the_seat_by_its_name():
     assert world.service.games[1].away == {0} and imposter.player.game is None
 
 
+def test_two_guests_are_never_both_dan_but_a_name_is_free_once_its_ai_is_gone():
+    world = Arena()
+    first = world.ai("NAME&danny", "NAME&dan")
+    second = world.ai("NAME&dan", "NAME&danny", host="192.0.2.2")
+    assert first.read() == ["OK", "255", "255"]
+    assert second.read() == ["OK", "432&another player here uses that name just now (dan)", "255"], "danny was freed"
+    first.drop()  # while it waits: its name is free at once
+    second.send("NAME&dan")
+    assert second.read() == ["255"]
+
+
 # --- refusals --------------------------------------------------------------------------------
 
 
