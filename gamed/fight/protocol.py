@@ -43,6 +43,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         self.done = False  # out of its game: nothing more is answered
         self.extended = False  # it used LOGIN, RESUME or TOKEN: it is told AWAY and BACK
         self._join_due = False  # the pair delay is over, but it may not play before it logs in
+        self._login_pending = False  # a LOGIN is being checked: it joins the queue after the answer
         self._join_call = None
         self._lobby_call = None
 
@@ -128,6 +129,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
                 self.game.catch_up()
                 self.login_refused(LoginError(Refusal.TOO_LATE))
         elif keyword == "LOGIN":
+            self._login_pending = True
             self.login_command(args)
         else:
             self.resume_command(args)
@@ -140,6 +142,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         self.send_lines([DONE])
 
     def _logged_in(self, identity: Identity) -> None:
+        self._login_pending = False
         if self.seated():  # seated while the token was checked (the pair delay ran out)
             self.login_refused(LoginError(Refusal.TOO_LATE))
             return
@@ -154,9 +157,19 @@ class FightProtocol(LoginCommands, TextLineProtocol):
 
     def login_refused(self, error: LoginError) -> None:
         self.send_lines([wire.refused(error)])
+        self._login_answered()
 
     def login_usage(self, text: str) -> None:
         self.send_lines([INVALID])
+        self._login_answered()
+
+    def _login_answered(self) -> None:
+        """A LOGIN was refused: an AI the pair delay kept waiting for it joins the queue now
+        (as a guest, if guests may play)."""
+        if self._login_pending:
+            self._login_pending = False
+            if self.game is None and self._join_due:
+                self._join()
 
     def take_seat(self, seat: Seat) -> None:
         self._cancel_calls()
@@ -209,8 +222,8 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if self._join_call is not None and self._join_call.active():
             self._join_call.cancel()
         self._join_call = None
-        if not self.may_play():
-            self._join_due = True  # it joins once it has logged in
+        if self._login_pending or not self.may_play():
+            self._join_due = True  # it joins once its login has been answered (or it logs in)
             return
         if self.game is None and not self.closing and not self.service.lobby.is_waiting(self):
             self.service.lobby.join(self, self.table)

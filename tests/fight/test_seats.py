@@ -282,6 +282,23 @@ def test_with_guests_off_an_ai_must_log_in_before_it_plays():
     assert world.service.games[1].names == ["alice", "carol"]
 
 
+def test_an_ai_whose_login_is_still_being_checked_joins_the_queue_only_once_it_is_answered():
+    world = Arena()
+    waiting = world.ai("NAME&dave")
+    world.pair()
+    world.accounts.pending = True  # a slow database
+    alice = world.login("alice", host="192.0.2.2")
+    late = world.ai("LOGIN&carol&" + "c" * 24, host="192.0.2.3")
+    world.pair()
+    assert not world.service.games, "nobody joins as a guest while its LOGIN is checked"
+    world.accounts.release()
+    assert alice.read() == ["OK", "255", "READY"] and waiting.read() == ["OK", "255", "READY"]
+    assert world.service.games[1].names == ["dave", "alice"]
+    assert [s.identity.kind for s in world.service.seats.seats_of(world.service.games[1])] == ["guest", "person"]
+    assert late.read() == ["OK", "420&unknown account or wrong token"], "refused: it waits as a guest"
+    assert world.service.lobby.is_waiting(late.player)
+
+
 def test_one_account_never_plays_itself():
     world = Arena()
     first = world.login("alice")
