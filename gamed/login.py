@@ -71,8 +71,16 @@ class LoginCommands:
         return str(getattr(peer, "host", "?"))
 
     def _wait_for(self, d: Deferred, done, why: str = "login") -> None:
-        """Hold this connection's next lines until ``d`` has fired and ``done`` has run."""
-        self._pause(why)
+        """Hold this connection's next lines until ``d`` has fired and ``done`` has run. An
+        answer that is there at once (a guest's name without accounts, a limited login) holds
+        nothing: resuming from inside the line's own handling would handle the next lines in
+        a nested call, one level deeper per line (a flood of logins would overflow the stack)."""
+        answer = {"pending": True, "paused": False}
+
+        def over(_: Any) -> None:
+            answer["pending"] = False
+            if answer["paused"]:
+                self._resume(why)
 
         def answered(result: Any) -> None:
             if self.connected and not self.closing:
@@ -90,7 +98,10 @@ class LoginCommands:
 
         d.addCallbacks(answered, failed)
         d.addErrback(lambda f: self._log.failure("answering a login of {peer} failed", f, peer=self.peer))
-        d.addBoth(lambda _: self._resume(why))
+        d.addBoth(over)
+        if answer["pending"]:
+            answer["paused"] = True
+            self._pause(why)
 
     # --- commands --------------------------------------------------------------------------------
 

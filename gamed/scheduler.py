@@ -87,6 +87,7 @@ class TurnScheduler:
         self.turns = 0
         self._timer: IDelayedCall | None = None
         self._removed: set[Hashable] = set()
+        self._excused: set[Hashable] = set()
         self._stopped = False
 
     def open(self, seats: Iterable[Hashable], timeout: float | None = _DEFAULT) -> Turn:
@@ -165,6 +166,15 @@ class TurnScheduler:
         if turn is not None and seat in turn.seats and seat not in turn.finished:
             self._finish(turn, seat)
 
+    def excuse(self, seat: Hashable, excused: bool = True) -> None:
+        """While ``seat`` is excused (its player is away, within the grace period of the seat
+        model) its timeouts are still timeouts but earn no strike and clear none, so the strike
+        policy never puts it out before the grace has run out."""
+        if excused:
+            self._excused.add(seat)
+        else:
+            self._excused.discard(seat)
+
     def stop(self) -> None:
         """Cancel the open turn's deadline and refuse further turns (the game is over)."""
         self._stopped = True
@@ -212,6 +222,8 @@ class TurnScheduler:
         turn.timed_out = frozenset(timed_out)
         out = set()
         for seat in turn.seats - self._removed:
+            if seat in self._excused:
+                continue
             if seat in timed_out:
                 self.strikes[seat] = self.strikes.get(seat, 0) + 1
                 if self.policy.limit and self.strikes[seat] >= self.policy.limit:

@@ -210,6 +210,24 @@ def test_consecutive_strikes_disqualify_at_the_limit_and_reset_on_a_turn_in_time
     assert s.current.seats == {0}, "a struck-out seat plays no more turns"
 
 
+def test_an_excused_seat_times_out_without_strikes_until_it_is_excused_no_more():
+    clock, rec, s = make(timeout=1, strikes=StrikePolicy(limit=2, consecutive=True))
+    rec.reopen = lambda turn: s.open([0, 1])
+    s.open([0, 1])
+    s.finish(0)
+    clock.advance(1)  # seat 1: its first strike
+    s.excuse(1)  # away: its timeouts neither count nor are forgiven
+    for _ in range(5):
+        s.finish(0)
+        clock.advance(1)
+    assert [t.timed_out for t in rec.closed] == [frozenset({1})] * 6
+    assert not any(t.struck_out for t in rec.closed) and s.strikes == {1: 1}
+    s.excuse(1, False)
+    s.finish(0)
+    clock.advance(1)
+    assert rec.closed[-1].struck_out == {1}, "its second strike in a row, once back"
+
+
 def test_total_strikes_policy_does_not_forgive():
     clock, rec, s = make(timeout=1, strikes=StrikePolicy(limit=2, consecutive=False))
     rec.reopen = lambda turn: s.open(["A"]) if not turn.struck_out else None

@@ -5,6 +5,13 @@ sends commands that the ``Battle`` applies at once (moves, turns) or queues (sho
 closes the turn when the last team has finished or at the deadline, and the game resolves it as
 one batch: all shots, then each team's ``200`` report, then ``READY`` or the game-over line.
 Observers get the events through a ``Channel``.
+
+Each team is a seat of the shared seat model (``gamed.seats``): the game provides ``ISeatGame``.
+A team whose AI dropped is *away* for the grace period: nothing is sent to it, its turns time out
+(without strikes: it is not disqualified while away), and the AIs that used a login command are
+told (``AWAY``/``BACK``). An AI that takes the seat back gets its team's state and, when its turn
+is open, ``READY``. A seat not back in time forfeits: its warriors leave the game, which goes on
+with the others or ends, a loss for the forfeiting team.
 """
 
 from __future__ import annotations
@@ -13,12 +20,13 @@ from collections.abc import Callable
 
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
-from zope.interface import Attribute, Interface
+from zope.interface import Attribute, Interface, implementer
 
 from gamed.fight import wire
 from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Resolution, Result, judge
 from gamed.observers import SHUTDOWN, Channel
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
+from gamed.seats import ISeatGame, Seat
 from gamed.textline import WriteBatch
 
 
@@ -27,7 +35,7 @@ LAST_TEAM = "last team standing"  # the other teams' warriors were all killed
 ALL_KILLED = "all warriors killed"  # the last warriors of every team died in the same turn: a draw
 TURN_LIMIT = "turn limit"  # the last turn was played: most living warriors wins
 TIMEOUT = "timeout"  # a team ran out of time too many turns in a row and was disqualified
-DISCONNECT = "disconnect"  # a team's AI left
+FORFEIT = "forfeit"  # a team's AI left and did not come back within the grace period
 # SHUTDOWN (gamed.observers): the server stopped the game: a draw, not rated.
 
 
@@ -45,7 +53,12 @@ class IFightTeam(Interface):
     def game_ended(game: FightGame, result: Result) -> None:
         """This team is out of the game with ``result``: its last line, then the connection ends."""
 
+    def notice(lines: list[str]) -> None:
+        """News of the other seats (``AWAY``, ``BACK``): sent only to an AI that used a login
+        command, as an original AI expects no such line."""
 
+
+@implementer(ISeatGame)
 class FightGame:
     """Runs one game between ``players`` (team t = players[t]) on ``fmap``."""
 
@@ -82,6 +95,8 @@ class FightGame:
         self.end_reason: str | None = None  # LAST_TEAM, TURN_LIMIT, TIMEOUT ... once over
         # Teams that left the game during the turn being played, with why (for the record's move).
         self.dropped: dict[int, str] = {}
+        self.away: set[int] = set()  # teams whose AI dropped, within the grace period
+        self.forfeited: set[int] = set()
         self.started_at = clock.seconds()
         self._lines = [0] * len(self.players)
         self._on_end = on_end
@@ -136,16 +151,82 @@ class FightGame:
             self._turns.finish(team)
 
     def leave(self, player: IFightTeam) -> None:
-        """``player`` disconnected: its warriors fall, its shots are cancelled, it counts as finished."""
-        team = self.team_of(player)
+        """``player``'s team gives up its seat now (its AI left, no grace): see ``seat_forfeited``."""
+        self._forfeit(self.team_of(player), "left")
+
+    def catch_up(self) -> None:
+        """Close a turn whose deadline has passed, before a line that does not go to ``command``
+        is answered (it belongs to the next turn, as every line does)."""
+        self._turns.live_turn()
+
+    # --- ISeatGame -------------------------------------------------------------------------
+
+    def seat_away(self, seat: Seat) -> None:
+        team = seat.number
         if self.over or team not in self.battle.playing:
             return
-        self._log.info("fight game {game}: {name} (team {team}) left", game=self.id, name=self.names[team], team=team)
-        self.dropped[team] = f"{self.names[team]} (team {team}) left"
+        self.away.add(team)
+        self._turns.excuse(team)
+        left = seat.grace_ends - self.clock.seconds() if seat.grace_ends is not None else None
+        self._log.info("fight game {game}: {seat} is away", game=self.id, seat=seat.label())
+        self._notice(team, [wire.away(team, self.names[team], left)])
+
+    def seat_back(self, seat: Seat) -> None:
+        team = seat.number
+        player = seat.holder
+        self.players[team] = player
+        self.away.discard(team)
+        self._turns.excuse(team, False)
+        if self.over or team not in self.battle.playing:
+            player.game_ended(self, self.results.get(team, Result.LOSE))
+            return
+        self._log.info("fight game {game}: {seat} is back", game=self.id, seat=seat.label())
+        with self.batch:
+            live = self._turns.live_turn()  # a passed deadline first: the state is the next turn's
+            if self.over or team not in self.battle.playing:
+                return  # that resolution ended the game, or this team, and said so
+            left = self._turns.remaining() if live is not None else None
+            player.send_lines(
+                wire.state(self.battle, team, self.names[team], self.turn, left, self._turns.strikes.get(team, 0))
+            )
+            if self._turns.is_open_for(team):
+                player.send_lines([wire.READY])
+            self._notice(team, [wire.back(team, self.names[team])])
+
+    def seat_forfeited(self, seat: Seat) -> None:
+        team = seat.number
+        # Away first: the grace ran out. Never away: it dropped with no grace at all.
+        self._forfeit(team, "forfeited (not back in time)" if team in self.away else "left")
+
+    def _forfeit(self, team: int, how: str) -> None:
+        """``team`` is out: its warriors fall, its shots are cancelled, it counts as finished and
+        it loses (the game ends once one team is left)."""
+        if self.over or team not in self.battle.playing:
+            return
+        self.away.discard(team)
+        self.forfeited.add(team)
+        why = f"{self.names[team]} (team {team}) {how}"
+        self._log.info("fight game {game}: {why}", game=self.id, why=why)
+        self.dropped[team] = why
+        self.results[team] = Result.LOSE
         with self.batch:
             self.battle.remove_team(team)
             self.channel.publish([wire.end_turn(team, "GONE")])
             self._turns.remove(team)
+
+    def _send(self, team: int, lines: list[str]) -> None:
+        """Lines for ``team``'s AI; none while it is away (it gets its state when it is back)."""
+        if team not in self.away:
+            self.players[team].send_lines(lines)
+
+    def _notice(self, about: int, lines: list[str]) -> None:
+        for team in sorted(self.battle.playing - self.away - {about}):
+            self.players[team].notice(lines)
+
+    def _out(self, team: int, result: Result) -> None:
+        """``team`` is out of the game with ``result``; an away team learns it if it comes back."""
+        if team not in self.away:
+            self.players[team].game_ended(self, result)
 
     def abort(self, reason: str) -> None:
         """End the game now (server shutdown): every AI still playing gets ``GAMEOVER&DRAW``."""
@@ -162,7 +243,7 @@ class FightGame:
         self._lines = [0] * len(self.players)
         self.channel.publish([wire.turn(self.turn)])
         for team in sorted(self.battle.playing):
-            self.players[team].send_lines([wire.READY])
+            self._send(team, [wire.READY])
         self._turns.open(sorted(self.battle.playing))
 
     def _turn_closed(self, turn: Turn) -> None:
@@ -178,7 +259,7 @@ class FightGame:
         resolution = battle.resolve()
         self.channel.publish(wire.shots_and_deaths(resolution))
         recipients = sorted(battle.playing)
-        disqualified = {t for t in turn.struck_out if t in battle.playing}
+        disqualified = {t for t in turn.struck_out if t in battle.playing and t not in self.away}
         for team in sorted(disqualified):
             why = f"{self.names[team]} (team {team}) disqualified after {self._turns.policy.limit} timeouts in a row"
             self._log.info("fight game {game}: {why}", game=self.id, why=why)
@@ -187,7 +268,7 @@ class FightGame:
         over, results = judge(before, battle.counts(), self.turn, self.max_turns)
         results.update({t: Result.LOSE for t in disqualified})
         for team in recipients:
-            self.players[team].send_lines(wire.report(resolution, team))
+            self._send(team, wire.report(resolution, team))
         self.channel.snapshot(wire.snapshot(battle, self.turn))
         if self._on_turn is not None:
             self._on_turn(self, resolution)
@@ -198,15 +279,15 @@ class FightGame:
             battle.remove_team(team)
             self._turns.remove(team)
             self.results[team] = result
-            self.players[team].game_ended(self, result)
+            self._out(team, result)
         self._open_turn()
 
     def _reason(self, disqualified: set[int]) -> str:
         """Why the game is over after this turn's resolution: what took the last opponents out."""
         if disqualified:
             return TIMEOUT
-        if self.dropped:
-            return DISCONNECT
+        if any(team in self.forfeited for team in self.dropped):
+            return FORFEIT
         living = self.battle.living_teams()
         if len(living) > 1:
             return TURN_LIMIT
@@ -227,6 +308,6 @@ class FightGame:
             results=", ".join(f"{self.names[t]} {r.value}" for t, r in sorted(self.results.items())) or "nobody left",
         )
         for team, result in sorted(results.items()):
-            self.players[team].game_ended(self, result)
+            self._out(team, result)
         self.channel.finish([wire.gui_game_over(self.winner, self.turn)])
         self._on_end(self)

@@ -1,7 +1,9 @@
 """The Virtual Fight AI protocol (port 4500): one connection is one AI commanding one team.
 
 Thin by design: commands are parsed by ``gamed.fight.wire`` and judged by the game and the rules;
-grouping into games is done by the service's lobby. See ``docs/protocols/virtual-fight.md``.
+grouping into games is done by the service's lobby; logging in, naming and taking a seat back go
+through the shared ``LoginCommands`` (``LOGIN&<name>&<token>``, ``RESUME&<token>``, ``TOKEN``).
+See ``docs/protocols/virtual-fight.md``.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from gamed.fight import wire
 from gamed.fight.game import FightGame, IFightTeam
 from gamed.fight.rules import DONE, INVALID, Result
 from gamed.gameservice import PlayerFactory
+from gamed.identity import Identity, LoginError, Refusal
+from gamed.login import LoginCommands
+from gamed.seats import ISeatHolder, Seat
 from gamed.textline import TextLineProtocol
 
 if TYPE_CHECKING:
     from gamed.fight.service import FightService
 
 
-@implementer(IFightTeam)
-class FightProtocol(TextLineProtocol):
+@implementer(IFightTeam, ISeatHolder)
+class FightProtocol(LoginCommands, TextLineProtocol):
     """An AI connected over TCP (a program, or a person testing with telnet)."""
 
     _log = Logger()
@@ -36,6 +41,9 @@ class FightProtocol(TextLineProtocol):
         self.table: str | None = None
         self.game: FightGame | None = None
         self.done = False  # out of its game: nothing more is answered
+        self.extended = False  # it used LOGIN, RESUME or TOKEN: it is told AWAY and BACK
+        self._join_due = False  # the pair delay is over, but it may not play before it logs in
+        self._login_pending = False  # a LOGIN is being checked: it joins the queue after the answer
         self._join_call = None
         self._lobby_call = None
 
@@ -59,10 +67,14 @@ class FightProtocol(TextLineProtocol):
         self._cancel_calls()
         self.service.lobby.leave(self)
         self.service.disconnected(self)
-        if self.game is not None and not self.done:
-            self.game.leave(self)
+        if self.seat is not None and not self.done:
+            self.service.seats.drop(self.seat, self)  # away for the grace, or out at once
 
     def on_line(self, text: str) -> None:
+        login = wire.parse_login(text)
+        if login is not None:
+            self._login_line(*login)
+            return
         if self.game is not None:
             if not self.done:
                 self.game.command(self, text)
@@ -76,14 +88,108 @@ class FightProtocol(TextLineProtocol):
             return
         keyword, value = extension
         if keyword == "NAME":
-            self.name = value
-            self.send_lines([DONE])
+            self.check_guest_name(value, self._named)  # a registered name first, then one in use
+        elif not self.may_play():
+            self.login_refused(LoginError(Refusal.GUESTS_OFF))
         else:
             self.send_lines([DONE])
             # Join the named table now (the pair delay only exists to give the AI this chance).
             self.table = value
             self.service.lobby.leave(self)
             self._join()
+
+    def _named(self, identity: Identity) -> None:
+        if self.game is not None:  # seated while the name was checked: too late for a name
+            self.send_lines([INVALID])
+            return
+        if self.service.name_in_use(identity.name, self):
+            self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
+            return
+        self.service.take_name(identity.name, self, previous=self.name)
+        self.identity = identity
+        self.name = identity.name
+        self.send_lines([DONE])
+
+    def may_play(self) -> bool:
+        """False while guests may not play here and this AI has not logged in."""
+        return self.service.players.guests or (self.identity is not None and self.identity.account)
+
+    # --- logging in, taking a seat back -------------------------------------------------------
+
+    def _login_line(self, keyword: str, args: list[str]) -> None:
+        self.extended = True
+        if keyword == "TOKEN":
+            if self.done:
+                return
+            if self.game is not None:
+                self.game.catch_up()
+            self.token_command(args)
+        elif self.game is not None:
+            if not self.done:
+                self.game.catch_up()
+                self.login_refused(LoginError(Refusal.TOO_LATE))
+        elif keyword == "LOGIN":
+            self._login_pending = True
+            self.login_command(args)
+        else:
+            self.resume_command(args)
+
+    def seated(self) -> bool:
+        return self.seat is not None or self.game is not None
+
+    def login_ok(self, identity: Identity) -> None:
+        self.name = identity.name
+        self.send_lines([DONE])
+
+    def _logged_in(self, identity: Identity) -> None:
+        self._login_pending = False
+        if self.seated():  # seated while the token was checked (the pair delay ran out)
+            self.login_refused(LoginError(Refusal.TOO_LATE))
+            return
+        self.identity = identity
+        seat = self.service.seats.find_account(identity, away_only=True)
+        if seat is not None:
+            self._take_back(seat)  # one reply all the same: the 255 of resume_ok
+            return
+        self.login_ok(identity)
+        if self.game is None and self._join_due:
+            self._join()  # it waited for this login to play
+
+    def login_refused(self, error: LoginError) -> None:
+        self.send_lines([wire.refused(error)])
+        self._login_answered()
+
+    def login_usage(self, text: str) -> None:
+        self.send_lines([INVALID])
+        self._login_answered()
+
+    def _login_answered(self) -> None:
+        """A LOGIN was refused: an AI the pair delay kept waiting for it joins the queue now
+        (as a guest, if guests may play)."""
+        if self._login_pending:
+            self._login_pending = False
+            if self.game is None and self._join_due:
+                self._join()
+
+    def take_seat(self, seat: Seat) -> None:
+        self._cancel_calls()
+        self.service.lobby.leave(self)
+        self.name = seat.name
+        self.game = seat.game
+        self.done = False
+        self.note_activity()
+
+    def resume_ok(self, seat: Seat) -> None:
+        self.send_lines([DONE])
+
+    def token_reply(self, seat: Seat) -> None:
+        self.send_lines([wire.token(seat.resume_token)])
+
+    def seat_replaced(self, seat: Seat) -> None:
+        """Another connection of this AI's player took the seat: this one is done."""
+        self.seat = None
+        self.done = True
+        self.close(f"{seat.label()} taken back by a new connection", routine=False)
 
     def on_line_too_long(self) -> None:
         self._bad_line()
@@ -116,6 +222,9 @@ class FightProtocol(TextLineProtocol):
         if self._join_call is not None and self._join_call.active():
             self._join_call.cancel()
         self._join_call = None
+        if self._login_pending or not self.may_play():
+            self._join_due = True  # it joins once its login has been answered (or it logs in)
+            return
         if self.game is None and not self.closing and not self.service.lobby.is_waiting(self):
             self.service.lobby.join(self, self.table)
 
@@ -142,6 +251,10 @@ class FightProtocol(TextLineProtocol):
         if not self.handling:
             self.resetTimeout()  # game events count as activity: a waiting AI is not idle
         super().send_lines(lines)
+
+    def notice(self, lines: list[str]) -> None:
+        if self.extended and not self.done:
+            self.send_lines(lines)
 
     def game_ended(self, game: FightGame, result: Result) -> None:
         self.done = True

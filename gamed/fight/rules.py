@@ -415,6 +415,10 @@ class Battle:
         """True when each living warrior of ``team`` has acted or passed this turn (spec §5)."""
         return all((team, w.number) in self._acted or (team, w.number) in self._passed for w in self.living(team))
 
+    def has_acted(self, team: int, number: int) -> bool:
+        """True when warrior ``number`` of ``team`` has used its action this turn (a pass is none)."""
+        return (team, number) in self._acted
+
     def blocked(self, square: Square) -> bool:
         """True for a wall, a body or a living warrior: nothing may move there."""
         return square in self.map.walls or square in self.bodies or square in self.occupied

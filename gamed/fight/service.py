@@ -14,16 +14,19 @@ import attrs
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from gamed.config import FightConfig, Limits
+from gamed.config import FightConfig, Limits, PlayersConfig
 from gamed.fight import rules, wire
 from gamed.fight.game import SHUTDOWN, FightGame
 from gamed.fight.gui import FightGuiFactory, FightGuiProtocol
 from gamed.fight.protocol import FightFactory
 from gamed.fight.rules import FightMap, Resolution, Result, resolve_map
 from gamed.gameservice import GameService
+from gamed.identity import Identity
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
+from gamed.players import Players
 from gamed.records import Seat
+from gamed.seats import Presence, SeatBook
 from gamed.textline import ConnectionLimits, WriteBatch
 
 
@@ -32,6 +35,11 @@ _SCORES = {Result.WIN: 1.0, Result.DRAW: 0.5, Result.LOSE: 0.0}
 
 def _refusal(why: str) -> bytes:
     return f"FULL&{why}\r\n".encode("ascii", "replace")
+
+
+def _account_of(player) -> int | None:
+    identity = player.identity
+    return identity.account_id if identity is not None else None
 
 
 class FightService(GameService):
@@ -47,8 +55,17 @@ class FightService(GameService):
         clock: IReactorTime,
         fmap: FightMap | None = None,
         hub: LiveHub | None = None,
+        players: Players | None = None,
+        grace: float | None = None,
     ):
         super().__init__(limits, clock)
+        # Who may play (accounts, guests) and the teams' seats: a dropped AI's seat is kept for
+        # ``grace`` seconds (None: [fight] grace, else [players] grace).
+        self.players = players if players is not None else Players(PlayersConfig(), None, clock)
+        if grace is None:
+            grace = config.grace if config.grace is not None else self.players.config.grace
+        self.seats = SeatBook(clock, grace)
+        self._names: dict[str, object] = {}  # guest name -> the AI that chose it (see name_in_use)
         self.hub = hub
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         # Resolved turns held back from web spectators while fewer than gui_lag turns followed them.
@@ -62,7 +79,12 @@ class FightService(GameService):
         # Observers stay silent while they watch: the events sent to them count as activity (see
         # FightGuiProtocol.deliver), so only one that hears of nothing and says nothing idles out.
         self.gui_limits = attrs.evolve(limits, idle_timeout=config.gui_idle_timeout)
-        self.lobby = Lobby(config.teams, self._seat, alive=lambda p: getattr(p, "connected", True) and not p.closing)
+        self.lobby = Lobby(
+            config.teams,
+            self._seat,
+            alive=lambda p: getattr(p, "connected", True) and not p.closing,
+            key=_account_of,  # one account's two AIs never play each other
+        )
         self.games: dict[int, FightGame] = {}  # running games, oldest first
         self.finished = 0
         self.batch = WriteBatch()
@@ -80,9 +102,26 @@ class FightService(GameService):
 
     # --- games -----------------------------------------------------------------------------
 
+    def name_in_use(self, name: str, asking: object) -> bool:
+        """True when another AI here uses the guest name ``name`` now: connected, or in a seat
+        kept for its return (two guests called bob are never told apart)."""
+        holder = self._names.get(name)
+        if holder is None or holder is asking:
+            return False
+        seat = holder.seat
+        if (seat is not None and seat.presence is not Presence.GONE) or (holder.connected and not holder.closing):
+            return True
+        del self._names[name]  # its AI and its game are gone: the name is free
+        return False
+
+    def take_name(self, name: str, holder: object, previous: str | None = None) -> None:
+        """``holder`` (an AI) is the guest ``name`` from now on (and no longer ``previous``)."""
+        if previous is not None and self._names.get(previous) is holder:
+            del self._names[previous]
+        self._names[name] = holder
+
     def _seat(self, members: list[Hashable], table: str | None) -> None:
         players = list(members)
-        named = [player.name is not None for player in players]  # only named AIs are rated
         for team, player in enumerate(players):
             if player.name is None:
                 player.name = f"team{team}"
@@ -102,9 +141,13 @@ class FightService(GameService):
             on_end=self._ended,
             on_turn=self._turned if self.hub is not None else None,
         )
+        for team, player in enumerate(players):
+            identity = player.identity if player.identity is not None else Identity(player.name)
+            player.identity = identity
+            player.seat = self.seats.seat(game, team, identity, player, player.host)
         self.games[game.id] = game
         if self.hub is not None:
-            self.live[game.id] = self._open_table(game, named)
+            self.live[game.id] = self._open_table(game)
         waiting, self._waiting = list(self._waiting), {}
         for observer in waiting:
             self.watch(observer, game)
@@ -112,6 +155,7 @@ class FightService(GameService):
 
     def _ended(self, game: FightGame) -> None:
         self.games.pop(game.id, None)
+        self.seats.finish(game)  # resume tokens die: a late RESUME is told the game is over
         self.finished += 1
         table = self.live.pop(game.id, None)
         if table is not None:
@@ -125,8 +169,13 @@ class FightService(GameService):
 
     # --- spectators ------------------------------------------------------------------------
 
-    def _open_table(self, game: FightGame, named: list[bool]) -> LiveTable:
-        seats = [Seat(team, name, rated=named[team], kind="program") for team, name in enumerate(game.names)]
+    def _open_table(self, game: FightGame) -> LiveTable:
+        # Only identified teams are rated (accounts, and programs the daemon runs); guests never.
+        seats = [
+            Seat(seat.number, seat.name, rated=seat.identity.rated, kind=seat.identity.record_kind)
+            # TODO account_id: accounts branch
+            for seat in self.seats.seats_of(game)
+        ]
         c = self.config
         options = {
             "map": self.map.name,

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from gamed.names import valid_name
 from gamed.fight.rules import DIRECTIONS, Battle, Command, FightMap, Resolution, Result, Shot, Verb, Warrior
+from gamed.textwire import REFUSAL_CODES, seconds
 
 
 # Server-initiated AI lines (spec §1.15, §7).
@@ -72,6 +73,55 @@ def parse_extension(text: str) -> tuple[str, str] | None:
     if keyword not in ("NAME", "TABLE") or not valid_name(value):
         return None
     return keyword, value
+
+
+# --- accounts and seats (gamed additions; an AI that never sends them sees none of this) ----
+
+LOGIN_COMMANDS = ("LOGIN", "RESUME", "TOKEN")
+
+
+def parse_login(text: str) -> tuple[str, list[str]] | None:
+    """``LOGIN&<name>&<token>``, ``RESUME&<token>`` or ``TOKEN`` (any case) as the upper-case
+    keyword and its fields; None for every other line (a command, NAME, TABLE...)."""
+    fields = [field.strip() for field in text.split("&")]
+    keyword = fields[0].upper()
+    if keyword not in LOGIN_COMMANDS:
+        return None
+    return keyword, fields[1:]
+
+
+def refused(error) -> str:
+    """``<code>&<text>`` of a refused login, name or resume (a ``gamed.identity.LoginError``): the
+    AI port's replies are numbers, and these are the numbers every text protocol uses (420-432)."""
+    return f"{REFUSAL_CODES[error.refusal]}&{error.text}"
+
+
+def token(value: str) -> str:
+    """The reply to ``TOKEN``: the resume token of the AI's seat."""
+    return f"TOKEN&{value}"
+
+
+def away(team: int, name: str, left: float | None) -> str:
+    """Team ``team``'s AI dropped; its seat is kept ``left`` more seconds (whole, rounded up)."""
+    return f"AWAY&{team}&{name}&{seconds(left)}"
+
+
+def back(team: int, name: str) -> str:
+    """Team ``team``'s AI is back."""
+    return f"BACK&{team}&{name}"
+
+
+def state(battle: Battle, team: int, name: str, turn: int, left: float | None, timeouts: int) -> list[str]:
+    """What an AI that took its seat back is told: ``STATE&<turn>&<team>&<name>&<seconds left in
+    the turn>&<timeouts in a row>``, one ``W&<n>&<row>&<col>&<DIR>&<ALIVE|DEAD>&<ACTED|FREE>`` per
+    warrior of its own team (ACTED: it has acted this turn), then ``ENDSTATE``. Only its own team's
+    warriors: an AI learns no more of the enemy by coming back."""
+    lines = [f"STATE&{turn}&{team}&{name}&{seconds(left)}&{timeouts}"]
+    for w in battle.warriors[team]:
+        acted = "ACTED" if battle.has_acted(team, w.number) else "FREE"
+        lines.append(f"W&{w.number}&{w.row}&{w.col}&{w.facing.name}&{'ALIVE' if w.alive else 'DEAD'}&{acted}")
+    lines.append("ENDSTATE")
+    return lines
 
 
 # HELP (a gamed addition for people testing by hand; an original AI never sends it): the commands,

@@ -150,8 +150,11 @@ def site(browser, tmp_path_factory):
         pytest.fail(f"{TWISTD} is missing")
     state = tmp_path_factory.mktemp("state")
     records = state / "gamed.sqlite"
+    config = flag_capture_config(state)
+    # A Virtual Fight AI that leaves forfeits at once (the board test ends its game that way).
+    config.write_text(config.read_text() + "[fight]\ngrace = 0\n")
     args = gamed_args(
-        "--config", str(flag_capture_config(state)),
+        "--config", str(config),
         "--web", LOOPBACK, "--records", str(records), "--max-per-peer", "0", "--line-rate", "0",
         "--kalaha-move-time", "0", "--fight-turn-time", "20",
         "--connect4", LOOPBACK, "--connect4-engines", "", "--connect4-move-time", "0",

@@ -70,13 +70,13 @@ def test_the_board_of_a_running_fight_updates_as_turns_are_played(site, page, co
         if turn == 2:
             screenshot(page, "fight-board-after-2-turns")
 
-    # blue leaves; red finishes the turn and wins.
+    # blue leaves (this site has no grace: its team forfeits at once); red finishes the turn and wins.
     blue.c.close()
     for n in range(5):
         red.act(n, "NONE")
     assert red.wait_ready() == "GAMEOVER&WIN"
     wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
-    assert page.find_element(By.ID, "result").text.startswith("red won: blue left the game")
+    assert page.find_element(By.ID, "result").text.startswith("red won: blue forfeited")
 
 
 def test_a_fight_replay_lists_each_turns_moves_shots_and_deaths(site, page, connect):

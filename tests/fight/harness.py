@@ -9,13 +9,17 @@ from twisted.internet.task import Clock
 from gamed.config import FightConfig, Limits
 from gamed.fight.rules import Battle, Dir, FightMap, Warrior, parse_map
 from gamed.fight.service import FightService
+from gamed.players import Players
 from tests.memclient import Client
 
 __all__ = ["Client", "ai", "arena", "gui", "make_service", "open_map", "place", "start_game"]
 
 
-def make_service(clock: Clock | None = None, fmap: FightMap | None = None, **settings) -> FightService:
-    """A FightService on a Clock; keyword arguments set FightConfig or Limits fields.
+def make_service(
+    clock: Clock | None = None, fmap: FightMap | None = None, players: Players | None = None, **settings
+) -> FightService:
+    """A FightService on a Clock; keyword arguments set FightConfig or Limits fields; ``players``
+    (with accounts) is the daemon's Players (default: guests only, no accounts).
 
     The pair delay defaults to 0 here, so a game starts as soon as enough AIs are connected, and
     so does the observers' gathering interval, so each event reaches them at once.
@@ -25,7 +29,7 @@ def make_service(clock: Clock | None = None, fmap: FightMap | None = None, **set
     limits = {k: v for k, v in settings.items() if k in limit_names}
     fight.setdefault("pair_delay", 0)
     fight.setdefault("gui_interval", 0)
-    return FightService(FightConfig(**fight), Limits(**limits), clock or Clock(), fmap)
+    return FightService(FightConfig(**fight), Limits(**limits), clock or Clock(), fmap, players=players)
 
 
 def ai(service: FightService, *lines: str) -> Client:

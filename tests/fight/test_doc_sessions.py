@@ -7,18 +7,29 @@ waits for a line that has not come: the clock then moves to the server's next ti
 delay, the turn time, the lobby timeout), one timer at a time.
 """
 
+import types
+
 import pytest
 from twisted.internet.task import Clock
 
-from gamed.config import FightConfig
+from gamed import seats
+from gamed.config import FightConfig, PlayersConfig
+from gamed.players import Players
 from tests.docsessions import DOCS, replay_in_memory, sessions
 from tests.fight.harness import Client, ai, gui, make_service
+from tests.memaccounts import MemoryAccounts
 
 SESSIONS = sessions("virtual-fight.md")
 
 # The document's recording configuration: FightConfig's defaults (which the harness changes for
 # other tests: no pair delay, observer events sent at once) except the turn limit.
 SETTINGS = {"pair_delay": FightConfig().pair_delay, "gui_interval": FightConfig().gui_interval, "max_turns": 3}
+# Sessions recorded with other settings, as the document says before each of them.
+SESSION_SETTINGS = {"Away too long": {"grace": 8}}
+# The accounts of the document's sessions, with the tokens it shows ("gamed player add" prints a
+# random one), and the resume tokens the sessions show, handed out in this order.
+ACCOUNTS = {"ann": "ann-token-0123456789", "ben": "ben-token-0123456789"}
+RESUME_TOKENS = ("Qm7Tn0dXbV2mLs9aEw4cYhZ1", "Xr5Kp8wLc3nHq6sJd2vGf9Bt")
 OBSERVERS = "GHIJKLMNOPQRSTUVWXYZ"
 MAX_TIMERS = 20  # timers one expected line may wait for; a missing line fails instead of spinning
 
@@ -30,6 +41,10 @@ def test_the_document_has_its_sessions():
         "Waiting alone",
         "Asking for help",
         "An observer",
+        "Logging in and coming back",
+        "A guest comes back with its resume token",
+        "Away too long",
+        "Refused logins",
     ]
 
 
@@ -45,9 +60,15 @@ def _next_timer(clock: Clock) -> None:
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.title)
-def test_session_replays_exactly(session):
+def test_session_replays_exactly(session, monkeypatch):
     clock = Clock()
-    service = make_service(clock, **SETTINGS)
+    accounts = MemoryAccounts()
+    for name, token in ACCOUNTS.items():
+        accounts.add(name, token=token)
+    tokens = iter(RESUME_TOKENS)
+    monkeypatch.setattr(seats, "secrets", types.SimpleNamespace(token_urlsafe=lambda n: next(tokens)))
+    players = Players(PlayersConfig(), accounts, clock)
+    service = make_service(clock, players=players, **SETTINGS, **SESSION_SETTINGS.get(session.title, {}))
     received: dict[str, bytes] = {}
 
     def connect(name: str) -> Client:

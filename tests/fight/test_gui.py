@@ -93,7 +93,7 @@ def test_a_late_observer_gets_the_map_the_last_snapshot_and_the_events_since():
 
 def test_timeouts_and_departures_are_shown():
     clock = Clock()
-    service = make_service(clock, fmap=arena(), turn_time=5)
+    service = make_service(clock, fmap=arena(), turn_time=5, grace=0)
     a, b = start_game(service)
     g = gui(service)
     g.read()
@@ -110,7 +110,7 @@ def test_timeouts_and_departures_are_shown():
 
 
 def test_list_watch_and_following_the_oldest_game_after_game_over():
-    service = make_service(fmap=arena())
+    service = make_service(fmap=arena(), grace=0)
     a1, b1 = start_game(service)
     a2, b2 = start_game(service)
     g = gui(service)
@@ -137,7 +137,7 @@ def test_list_watch_and_following_the_oldest_game_after_game_over():
 
 
 def test_observer_waits_for_the_next_game_when_none_is_left():
-    service = make_service(fmap=arena())
+    service = make_service(fmap=arena(), grace=0)
     a, b = start_game(service)
     g = gui(service)
     g.read()
@@ -184,7 +184,7 @@ def test_help_lists_the_observer_commands():
 
 
 def test_lagged_observers_see_a_turn_only_after_n_more_turns():
-    service = make_service(fmap=arena(), gui_lag=2)
+    service = make_service(fmap=arena(), gui_lag=2, grace=0)
     a, b = start_game(service)
     g = gui(service)
     head, snap, rest = intro(g.read()[1:])
@@ -240,7 +240,7 @@ def test_a_paused_observer_that_resumes_gets_everything_in_order():
 
 def test_events_are_gathered_for_the_interval_and_the_end_is_sent_at_once():
     clock = Clock()
-    service = make_service(clock, fmap=arena(), gui_interval=0.05)
+    service = make_service(clock, fmap=arena(), gui_interval=0.05, grace=0)
     a, b = start_game(service)
     g = gui(service)
     g.read()
@@ -276,7 +276,7 @@ def test_an_observer_that_says_nothing_and_hears_of_nothing_is_closed_after_the_
 
 def test_an_observer_is_not_idle_while_the_game_it_follows_sends_events():
     clock = Clock()
-    service = make_service(clock, fmap=arena(), gui_idle_timeout=60, turn_time=40)
+    service = make_service(clock, fmap=arena(), gui_idle_timeout=60, turn_time=40, grace=0)
     g = gui(service)
     a, b = start_game(service)
     for _ in range(4):  # 160 s of turns that time out, the observer silent all along

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from twisted.internet.task import Clock
 
-from gamed.config import FightConfig, Limits
+from gamed.config import FightConfig, Limits, PlayersConfig
 from gamed.fight import rules
 from gamed.fight.service import FightService
 from gamed.observers import LiveHub
+from gamed.players import Players
+from tests.memaccounts import MemoryAccounts
 from tests.memstore import MemoryStore
 from tests.fight.harness import ai, arena, place
 
@@ -43,7 +45,8 @@ def test_a_game_is_a_live_table_and_a_stored_match():
     a.read(), b.read()
     (table,) = hub.tables.values()
     assert table.id == "fight-1"
-    assert [(s.name, s.rated, s.kind) for s in table.seats] == [("red", True, "program"), ("team1", False, "program")]
+    # Without a login both are guests, named or not: shown as guests and never rated.
+    assert [(s.name, s.rated, s.kind) for s in table.seats] == [("red", False, "guest"), ("team1", False, "guest")]
     assert table.initial_state["turn"] == 0 and table.options["map"] == "test"
     for t in range(2):
         a.send(*(f"{w}&NONE" for w in range(5)))
@@ -76,13 +79,17 @@ def test_web_spectators_lag_like_the_gui_observers():
 
 
 def named_pair(**settings):
-    """A game between the named AIs red (team 0) and blue (team 1), both seats rated."""
+    """A game between the AIs of the accounts red (team 0, a person) and blue (team 1, a bot),
+    both logged in, so both seats are rated."""
     clock = Clock()
     store = MemoryStore()
     hub = LiveHub(clock, store)
+    accounts = MemoryAccounts()
+    tokens = {"red": accounts.add("red"), "blue": accounts.add("blue", kind="bot")}
+    players = Players(PlayersConfig(), accounts, clock)
     config = FightConfig(pair_delay=0.5, gui_interval=0, **settings)
-    service = FightService(config, Limits(), clock, arena(), hub=hub)
-    red, blue = ai(service, "NAME&red"), ai(service, "NAME&blue")
+    service = FightService(config, Limits(), clock, arena(), hub=hub, players=players)
+    red, blue = (ai(service, f"LOGIN&{name}&{tokens[name]}") for name in ("red", "blue"))
     clock.advance(0.5)  # the pair delay, in which both named their teams
     assert red.read() == blue.read() == ["OK", "255", "READY"]
     return clock, store, service, red, blue
@@ -100,13 +107,19 @@ def test_a_disqualification_is_recorded_as_a_timeout_loss_with_a_winner():
     assert record.moves[-1].move == "turn 2: blue (team 1) disqualified after 2 timeouts in a row"
 
 
-def test_a_disconnect_is_recorded_as_a_win_for_the_team_that_stayed():
+def test_logged_in_teams_are_rated_seats_of_their_accounts():
     clock, store, service, red, blue = named_pair()
+    (table,) = service.hub.tables.values()
+    assert [(s.name, s.rated, s.kind) for s in table.seats] == [("red", True, "player"), ("blue", True, "bot")]
+
+
+def test_a_disconnect_without_grace_is_recorded_as_a_forfeit_won_by_the_team_that_stayed():
+    clock, store, service, red, blue = named_pair(grace=0)
     red.send(*(f"{w}&NONE" for w in range(5)))
     blue.drop()
     assert red.read()[-2:] == ["200", "GAMEOVER&WIN"]
     (record,) = store.records
-    assert (record.reason, record.scores, record.rated) == ("disconnect", (1.0, 0.0), True)
+    assert (record.reason, record.scores, record.rated) == ("forfeit", (1.0, 0.0), True)
     assert record.moves[-1].move == "turn 1: blue (team 1) left"
 
 

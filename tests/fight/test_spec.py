@@ -863,7 +863,8 @@ def test_s8_three_teams_turn_limit_tie_for_most_is_a_draw_the_others_lose():
 
 
 def test_s8_four_teams_one_eliminated_one_gone_the_others_play_on():
-    clock, service, (a, b, c, d), battle = four_team_game(4)
+    # grace 0: an AI that leaves is out at once (with a grace its seat waits for it: test_seats.py)
+    clock, service, (a, b, c, d), battle = four_team_game(4, grace=0)
     for n in range(5):
         place(battle, 3, n, (11, 5 + n))
         place(battle, 0, n, (12, 5 + n), UP)
@@ -898,7 +899,7 @@ def test_s8_draw_goes_to_teams_that_had_living_warriors_before():
 
 
 def test_s8_ai_disconnecting_mid_turn_becomes_bodies_shots_cancelled_others_get_report_first():
-    clock, service, a, b, battle = game()
+    clock, service, a, b, battle = game(grace=0)
     place(battle, 0, 0, (4, 0), RIGHT)
     place(battle, 1, 0, (4, 2))
     place(battle, 1, 1, (6, 0), UP)  # its shot would kill a's warrior 0
@@ -916,7 +917,7 @@ def test_s8_ai_disconnecting_mid_turn_becomes_bodies_shots_cancelled_others_get_
 
 
 def test_s8_disconnect_of_the_last_unfinished_ai_ends_the_turn_at_once():
-    clock, service, a, b, battle = game()
+    clock, service, a, b, battle = game(grace=0)
     a.send(*PASS)
     a.read()
     b.drop()
@@ -960,7 +961,7 @@ def test_s8_lines_after_the_game_over_line_are_never_answered():
 
 def test_s8_an_ai_in_one_game_never_disturbs_another_game():
     clock = Clock()
-    service = make_service(clock, fmap=arena())
+    service = make_service(clock, fmap=arena(), grace=0)
     a, b = start_game(service)
     c, d = start_game(service)
     c.send("0&MOVE&DOWN")

@@ -136,8 +136,10 @@ async def quiet(client, seconds: float = 0.3) -> list[str]:
 
 
 @pytest_twisted.ensureDeferred
-async def test_an_ai_leaving_mid_turn_ends_the_game_after_the_others_finish_the_turn(start_daemon):
-    daemon, port, gui_port = await fight_daemon(start_daemon, "--fight-pair-delay", "0.2")
+async def test_an_ai_leaving_mid_turn_ends_the_game_after_the_others_finish_the_turn(start_daemon, tmp_path):
+    config = tmp_path / "gamed.conf"
+    config.write_text("[fight]\ngrace = 0\n")  # no grace: a team whose AI leaves is out at once
+    daemon, port, gui_port = await fight_daemon(start_daemon, "--config", str(config), "--fight-pair-delay", "0.2")
     gui = await connect(gui_port)
     assert await gui.next_line() == "HELLO&VF-OBSERVER&1"
     a = await connect(port)
@@ -171,7 +173,7 @@ async def test_an_ai_leaving_mid_turn_ends_the_game_after_the_others_finish_the_
     ]
     assert events[-1] == "GAMEOVER&WIN&0&1"
     assert "leaver (team 1) left" in daemon.text
-    assert "fight game 1 ended after turn 1 (disconnect): stayer WIN" in daemon.text
+    assert "fight game 1 ended after turn 1 (forfeit): stayer WIN" in daemon.text
 
 
 async def play_turn(ai, commands: list[str]) -> list[str]:
@@ -278,9 +280,12 @@ async def closed_by_server(sock: socket.socket, timeout: float = 5) -> bool:
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_stalled_observer_is_dropped_and_the_game_keeps_its_pace(start_daemon):
+async def test_a_stalled_observer_is_dropped_and_the_game_keeps_its_pace(start_daemon, tmp_path):
+    config = tmp_path / "gamed.conf"
+    config.write_text("[fight]\ngrace = 0\n")  # the AI that leaves at the end is out at once
     daemon, port, gui_port = await fight_daemon(
-        start_daemon, "--fight-pair-delay", "0", "--fight-gui-buffer", "4096", "--fight-max-turns", "100000"
+        start_daemon,
+        *("--config", str(config), "--fight-pair-delay", "0", "--fight-gui-buffer", "4096", "--fight-max-turns", "100000"),
     )
     slow = stalled_observer(gui_port)
     try:
