@@ -28,6 +28,7 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from twisted.logger import Logger
 from zope.interface import Attribute, Interface
 
+from gamed import records
 from gamed.identity import Identity, LoginError, Refusal
 
 RESUME_TOKEN_BYTES = 18  # 24 URL-safe characters
@@ -261,6 +262,13 @@ class SeatBook:
         seat.grace_ends = None
         if call is not None and call.active():
             call.cancel()
+
+
+def record_seat(seat: Seat) -> records.Seat:
+    """What the records keep of ``seat``: its number, its player's name and kind, whether it is
+    rated (identified players only) and the account it belongs to."""
+    who = seat.identity
+    return records.Seat(seat.number, who.name, rated=who.rated, kind=who.record_kind, account_id=who.account_id)
 
 
 def _game_id(game: Any) -> Any:

@@ -46,8 +46,7 @@ def _check_map(settings: Any):
 def _service(ctx: GameContext):
     from gamed.fight.service import FightService
 
-    # players=ctx.players goes here once FightService takes the seat model (issue 14).
-    fight = FightService(ctx.cfg.fight, ctx.limits, ctx.reactor, ctx.prepared, hub=ctx.hub)
+    fight = FightService(ctx.cfg.fight, ctx.limits, ctx.reactor, ctx.prepared, hub=ctx.hub, players=ctx.players)
     return fight, {"fight": fight.ai_port_factory, "fight-gui": fight.gui_port_factory}
 
 

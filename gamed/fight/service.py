@@ -25,8 +25,7 @@ from gamed.identity import Identity
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
-from gamed.records import Seat
-from gamed.seats import Presence, SeatBook
+from gamed.seats import Presence, SeatBook, record_seat
 from gamed.textline import ConnectionLimits, WriteBatch
 
 
@@ -171,11 +170,7 @@ class FightService(GameService):
 
     def _open_table(self, game: FightGame) -> LiveTable:
         # Only identified teams are rated (accounts, and programs the daemon runs); guests never.
-        seats = [
-            Seat(seat.number, seat.name, rated=seat.identity.rated, kind=seat.identity.record_kind)
-            # TODO account_id: accounts branch
-            for seat in self.seats.seats_of(game)
-        ]
+        seats = [record_seat(seat) for seat in self.seats.seats_of(game)]
         c = self.config
         options = {
             "map": self.map.name,

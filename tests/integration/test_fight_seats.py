@@ -14,7 +14,7 @@ import pathlib
 import pytest
 import pytest_twisted
 
-from gamed.identity import TOKEN_RE
+from gamed.accounts import TOKEN_RE
 from tests.integration.support import LOOPBACK, TWISTD, connect, run
 from tests.integration.test_fight_daemon import FAST, lines_until
 
@@ -127,7 +127,6 @@ async def add_player(database: pathlib.Path, name: str) -> str:
 
 @pytest_twisted.ensureDeferred
 async def test_accounts_log_in_come_back_with_their_token_and_a_forfeit_is_rated(start_daemon, tmp_path):
-    pytest.importorskip("gamed.accounts")
     records = tmp_path / "gamed.sqlite"
     config = config_file(tmp_path, f'[records]\ndatabase = "{records}"\n[fight]\ngrace = 3\n')
     tokens = {name: await add_player(records, name) for name in ("ann", "ben")}
