@@ -71,8 +71,13 @@ class LoginCommands:
         return str(getattr(peer, "host", "?"))
 
     def _wait_for(self, d: Deferred, done, why: str = "login") -> None:
-        """Hold this connection's next lines until ``d`` has fired and ``done`` has run."""
-        self._pause(why)
+        """Hold this connection's next lines until ``d`` has fired and ``done`` has run. An
+        answer that is there already (no accounts, a refusal by the failed-login limit) is used
+        at once without pausing: resuming from inside the line being handled would handle the
+        next line inside this one, and a flood of such lines would recurse without bound."""
+        waiting = not d.called
+        if waiting:
+            self._pause(why)
 
         def answered(result: Any) -> None:
             if self.connected and not self.closing:
@@ -90,7 +95,8 @@ class LoginCommands:
 
         d.addCallbacks(answered, failed)
         d.addErrback(lambda f: self._log.failure("answering a login of {peer} failed", f, peer=self.peer))
-        d.addBoth(lambda _: self._resume(why))
+        if waiting:
+            d.addBoth(lambda _: self._resume(why))
 
     # --- commands --------------------------------------------------------------------------------
 
