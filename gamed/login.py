@@ -72,11 +72,11 @@ class LoginCommands:
 
     def _wait_for(self, d: Deferred, done, why: str = "login") -> None:
         """Hold this connection's next lines until ``d`` has fired and ``done`` has run. An
-        answer that is there already (no accounts, a refusal by the failed-login limit) is used
-        at once without pausing: resuming from inside the line being handled would handle the
-        next line inside this one, and a flood of such lines would recurse without bound."""
-        waiting = not d.called
-        if waiting:
+        answer that is there at once (a refusal by the failed-login limit, no database) holds
+        nothing: resuming from inside the line being handled would handle the next line one
+        call deeper, and a thousand such lines would exhaust the stack."""
+        held = not d.called
+        if held:
             self._pause(why)
 
         def answered(result: Any) -> None:
@@ -95,7 +95,7 @@ class LoginCommands:
 
         d.addCallbacks(answered, failed)
         d.addErrback(lambda f: self._log.failure("answering a login of {peer} failed", f, peer=self.peer))
-        if waiting:
+        if held:
             d.addBoth(lambda _: self._resume(why))
 
     # --- commands --------------------------------------------------------------------------------

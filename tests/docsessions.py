@@ -2,7 +2,7 @@
 
 A session is a fenced block marked ``session``; each line is ``X> text`` (client X sends text),
 ``X< text`` (client X receives exactly this line), ``X: closed`` (the server closed X) or
-``X: drops`` (X's connection breaks: the client goes away without a word).
+``X: drops`` (client X's connection goes away).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def replay_in_memory(
             assert got == step.text, where
         elif step.text == "drops":
             take(step.client)
-            assert pending[step.client] == [], f"{where}: {step.client} has lines left: {pending[step.client]}"
+            assert pending[step.client] == [], f"{where}: {step.client} received {pending[step.client]}"
             c.drop()
         else:
             take(step.client)
