@@ -51,9 +51,7 @@ def _accounts(tokens: dict[str, str]) -> MemoryAccounts | None:
         return None
     accounts = MemoryAccounts()
     for name, token in tokens.items():
-        accounts.add(name)
-        account, _ = accounts._accounts[name]
-        accounts._accounts[name] = (account, token)  # the token the document shows
+        accounts.add(name, token=token)  # the token the document shows
     return accounts
 
 

@@ -355,3 +355,53 @@ def test_a_name_is_free_again_once_its_seat_is_no_longer_away():
         assert alice.read()[-2] == "RESULT WIN FORFEIT 0 -1 -1 -1 -1" and alice.lost and not service.games
         again = greeted(service, "NAME bob", "NAME alice")
         assert again.read() == ["OK NAME bob", "OK NAME alice"]
+
+
+def test_the_first_of_two_away_players_back_is_told_the_other_is_away():
+    service = make(grace=60)
+    alice, bob = greeted(service, "NAME alice", "TABLE"), greeted(service, "NAME bob", "TABLE")
+    tokens = []
+    for c in (alice, bob):
+        c.send("TOKEN")
+        tokens.append(c.read()[-1].split()[1])
+    alice.drop()
+    service.clock.advance(5)
+    bob.drop()
+    service.clock.advance(5)
+    back = greeted(service, f"RESUME {tokens[1]}")
+    assert back.read()[-3:] == ["STRIKES 0 0 3", "AWAY 0 alice 50", "TURN 0 alice"]
+    service.clock.advance(50)
+    assert back.read() == ["RESULT WIN TIMEOUT 1 -1 -1 -1 -1", "BYE thanks for playing"]
+
+
+def test_a_shutdown_while_a_seat_is_away_aborts_and_is_stored_so():
+    store = MemoryStore()
+    service = make(store=store)
+    alice, bob = greeted(service, "NAME alice", "TABLE"), greeted(service, "NAME bob", "TABLE")
+    alice.send("3")
+    bob.read()
+    bob.drop()
+    service.abort_games()
+    assert alice.read()[-2:] == ["ABORT SHUTDOWN the server is shutting down", "BYE thanks for playing"]
+    (record,) = store.records
+    assert (record.reason, record.rated) == ("shutdown", False)
+
+
+def test_help_lists_the_login_commands():
+    c = greeted(make(), "HELP")
+    commands = [line.split()[1] for line in c.read()[:-1]]
+    assert {"LOGIN", "TOKEN", "RESUME"} <= set(commands)
+
+
+def test_logging_in_while_waiting_at_a_table_takes_the_away_seat_back():
+    accounts = MemoryAccounts()
+    service = make(accounts)
+    alice, bob, tokens = login_pair(service, accounts)
+    alice.drop()
+    bob.read()
+    again = greeted(service, "TABLE t", f"LOGIN alice {tokens['alice']}")
+    lines = again.read()
+    assert lines[:4] == ["OK TABLE t 7x6", "WAIT waiting for an opponent at table t", "OK LOGIN alice", "OK RESUME 1 0"]
+    assert not service.lobby.waiting() and bob.read() == ["BACK 0 alice"]
+    greeted(service, "TABLE t")
+    assert len(service.games) == 1, "nobody waits at the table any more"

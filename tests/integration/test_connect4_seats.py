@@ -113,7 +113,9 @@ def _add_account(database, name: str) -> str:
         [sys.executable, "-m", "gamed.cli", "player", "add", name, "--records", f"sqlite:{database}"],
         capture_output=True, text=True, timeout=60, cwd=ROOT, env=child_env(), check=True,
     ).stdout
-    (token,) = [word for word in out.split() if valid_token(word) and word != name]
+    (line,) = [line for line in out.splitlines() if line.startswith(f"token for {name}: ")]
+    token = line.split()[-1]
+    assert valid_token(token)
     return token
 
 
