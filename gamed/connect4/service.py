@@ -129,17 +129,21 @@ class Connect4Service(GameService):
 
     def name_in_use(self, name: str, asking: object) -> bool:
         """True when another connection here goes by ``name`` just now, or a seat of that name is
-        away (its player may come back): two guests called bob are never both at this server."""
-        return self._names[name] > (1 if getattr(asking, "name", None) == name else 0)
+        away (its player may come back): two guests called bob (or Bob) are never both at this
+        server. Case does not count, as in account names."""
+        key = name.casefold()
+        mine = getattr(asking, "name", None)
+        return self._names[key] > (1 if mine is not None and mine.casefold() == key else 0)
 
     def rename(self, old: str | None, new: str | None) -> None:
         """A connection (or an away seat) now goes by ``new`` instead of ``old`` (None: none)."""
         if old is not None:
+            old = old.casefold()
             self._names[old] -= 1
             if self._names[old] <= 0:
                 del self._names[old]
         if new is not None:
-            self._names[new] += 1
+            self._names[new.casefold()] += 1
 
     def _away(self, seat, away: bool) -> None:
         if away:

@@ -276,8 +276,9 @@ def test_a_login_without_accounts_is_refused():
 def test_two_guests_called_bob_are_never_paired():
     service = make()
     first = greeted(service, "NAME bob", "TABLE")
-    second = greeted(service, "NAME bob", host="198.51.100.7")
-    assert second.read() == ["ERROR 432 another player here uses that name just now (bob)"]
+    second = greeted(service, "NAME bob", "NAME BOB", host="198.51.100.7")
+    assert second.read() == ["ERROR 432 another player here uses that name just now (bob)",
+                             "ERROR 432 another player here uses that name just now (BOB)"]
     greeted(service)  # guest3
     second.send("NAME guest3")  # the default name of a connection that is here
     assert second.read() == ["ERROR 432 another player here uses that name just now (guest3)"]
