@@ -24,8 +24,8 @@ from typing import Any
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 
-from gamed.names import valid_name
 from gamed.identity import Identity, LoginError, Refusal
+from gamed.names import valid_name
 from gamed.seats import Seat
 
 
@@ -72,15 +72,11 @@ class LoginCommands:
 
     def _wait_for(self, d: Deferred, done, why: str = "login") -> None:
         """Hold this connection's next lines until ``d`` has fired and ``done`` has run. An
-        answer that is there at once (a guest's name without accounts, a limited login) holds
-        nothing: resuming from inside the line's own handling would handle the next lines in
-        a nested call, one level deeper per line (a flood of logins would overflow the stack)."""
-        answer = {"pending": True, "paused": False}
-
-        def over(_: Any) -> None:
-            answer["pending"] = False
-            if answer["paused"]:
-                self._resume(why)
+        answer that is there at once (a refusal by the failed-login limit, no database) holds
+        nothing: resuming from inside the line being handled would handle the next line one
+        call deeper, and a thousand such lines would exhaust the stack. (``d.called`` cannot
+        tell: a Deferred waiting for one it chains to is "called" with no result yet.)"""
+        state = {"over": False, "held": False}
 
         def answered(result: Any) -> None:
             if self.connected and not self.closing:
@@ -96,11 +92,16 @@ class LoginCommands:
                         self._log.failure("checking a login for {peer} failed", failure, peer=self.peer)
                         self.login_refused(LoginError(Refusal.NO_ACCOUNTS, "the accounts cannot be read just now"))
 
+        def over(_: Any) -> None:
+            state["over"] = True
+            if state["held"]:
+                self._resume(why)
+
         d.addCallbacks(answered, failed)
         d.addErrback(lambda f: self._log.failure("answering a login of {peer} failed", f, peer=self.peer))
         d.addBoth(over)
-        if answer["pending"]:
-            answer["paused"] = True
+        if not state["over"]:
+            state["held"] = True
             self._pause(why)
 
     # --- commands --------------------------------------------------------------------------------

@@ -101,7 +101,8 @@ def replay_in_memory(
             assert got == step.text, where
         elif step.text == "drops":
             take(step.client)
-            assert pending[step.client] == [] and not c.lost, f"{where}: {step.client} is closed already"
+            assert pending[step.client] == [], f"{where}: {step.client} received {pending[step.client]}"
+            assert not c.lost, f"{where}: {step.client} is closed already"
             c.drop()
         else:
             take(step.client)

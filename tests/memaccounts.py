@@ -40,8 +40,8 @@ class MemoryAccounts:
         self.checked = 0  # tokens compared (a rate-limited login compares none)
 
     def add(self, name: str, kind: str = "person", token: str | None = None) -> str:
-        """A new account; its token is ``token`` (a documented example's) or a new random one."""
-        token = token if token is not None else secrets.token_urlsafe(24)
+        """Register ``name``; returns its token (``token``, for a documented example, or a new one)."""
+        token = token or secrets.token_urlsafe(24)
         self._accounts[name] = (_Account(len(self._accounts) + 1, name, kind), token)
         return token
 

@@ -1,7 +1,8 @@
 """One Connect Four game between two seats, and the engine seat.
 
 ``Connect4Game`` runs the turns on the shared ``TurnScheduler`` (move clock, strikes, resign,
-leave, abort); players are told everything through four calls. ``EnginePlayer`` puts an engine in
+abort) between two seats of the shared seat model (``gamed.seats``: a player who drops is away
+for the grace period, then forfeits); players are told everything through a few calls. ``EnginePlayer`` puts an engine in
 a seat through the asynchronous facade of ``gamed.connect4.registry``. The service
 (``gamed.connect4.service``) pairs players and starts games.
 """
@@ -14,11 +15,13 @@ from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
+from zope.interface import implementer
 
 from gamed.connect4 import wire
 from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, Reason
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
+from gamed.seats import ISeatGame, Seat
 
 
 class GameError(Exception):
@@ -29,13 +32,18 @@ class GameError(Exception):
         self.code = code
 
 
+@implementer(ISeatGame)
 class Connect4Game:
-    """One game between ``players[0]`` (moves first) and ``players[1]``.
+    """One game between seat 0 (moves first) and seat 1.
 
-    Players are told everything through ``game_started(game, player)``,
+    Each player is a ``gamed.seats.Seat`` (``sit``): a person's seat is held by its connection
+    (none while the player is away), an engine's by nobody (the game drives its ``EnginePlayer``).
+    Whoever is there is told everything through ``game_started(game, player)``,
     ``position_changed(game, move)`` (move is ``(player, column, row)`` or None at the start),
-    ``your_move(game, seconds)`` and ``game_ended(game)`` (then ``game.reason``, ``game.winner``,
-    ``game.culprit`` and ``game.board.win_line`` tell how).
+    ``your_move(game, seconds)``, ``opponent_away(game, player, seconds_left)``,
+    ``opponent_back(game, player)``, ``game_resumed(game, player)`` (a player who came back: the
+    whole state) and ``game_ended(game)`` (then ``game.reason``, ``game.winner``, ``game.culprit``
+    and ``game.board.win_line`` tell how). An away seat is told nothing; its clock runs on.
     """
 
     _log = Logger()
@@ -43,21 +51,25 @@ class Connect4Game:
     def __init__(
         self,
         game_id: int,
-        players: dict[int, object],
         board: Board,
         clock: IReactorTime,
         move_time: float | None = 60.0,
         strikes: int = 3,
+        grace: float | None = None,
         on_end: Callable[[Connect4Game], None] = lambda game: None,
         on_move: Callable[[Connect4Game, int, int, int], None] | None = None,
+        on_away: Callable[[Seat, bool], None] = lambda seat, away: None,
     ):
         self.id = game_id
-        self.players = dict(players)
-        self.names = {p: player.name for p, player in self.players.items()}
+        self.seats: dict[int, Seat] = {}
+        self.engines: dict[int, EnginePlayer] = {}  # the seats an engine plays
+        self.names: dict[int, str] = {}
         self.board = board
+        self.opening = len(board.moves)  # stones on the board when the game started
         self.clock = clock
         self.move_time = move_time or None
         self.strike_limit = strikes
+        self.grace = grace  # how long an away seat is kept (for the words of a forfeit)
         self.strikes = {0: 0, 1: 0}
         self.reason: Reason | None = None
         self.winner: int | None = None
@@ -65,7 +77,17 @@ class Connect4Game:
         self.detail = ""
         self._on_end = on_end
         self._on_move = on_move
+        self._on_away = on_away  # told when a seat goes away (True) and when it is no longer away
+        self._away: set[int] = set()  # the seats it was told are away
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
+
+    def sit(self, seat: Seat, engine: EnginePlayer | None = None) -> None:
+        """Put ``seat`` (its ``number`` is the player, 0 or 1) in the game; ``engine`` plays it
+        when it is an engine's seat."""
+        self.seats[seat.number] = seat
+        self.names[seat.number] = seat.name
+        if engine is not None:
+            self.engines[seat.number] = engine
 
     @property
     def over(self) -> bool:
@@ -76,24 +98,38 @@ class Connect4Game:
         return self.reason in wire.ABORTS
 
     @property
+    def played(self) -> bool:
+        """True once a stone was dropped in this game (the opening does not count)."""
+        return len(self.board.moves) > self.opening
+
+    @property
     def to_move(self) -> int:
         """The player whose move it is."""
         return self.board.to_move
 
-    def player_of(self, seat: object) -> int:
-        for p, player in self.players.items():
-            if player is seat:
+    def player_of(self, who: object) -> int:
+        """The player of ``who``: its Seat, the connection holding it, or its engine."""
+        for p, seat in self.seats.items():
+            if who is not None and (who is seat or who is seat.holder or who is self.engines.get(p)):
                 return p
-        raise KeyError(seat)
+        raise KeyError(who)
+
+    def agent(self, p: int) -> object | None:
+        """Who plays ``p`` now: its engine, the connection holding its seat, or None (away)."""
+        engine = self.engines.get(p)
+        return engine if engine is not None else self.seats[p].holder
+
+    def _present(self, but: int | None = None) -> list[tuple[int, object]]:
+        return [(p, a) for p in (0, 1) if p != but and (a := self.agent(p)) is not None]
 
     def remaining(self) -> float | None:
         return self._turns.remaining()
 
     def start(self) -> None:
         self._log.info("connect4 game {game} started: {a} vs {b}", game=self.id, a=self.names[0], b=self.names[1])
-        for p, player in self.players.items():
+        for p, player in self._present():
             player.game_started(self, p)
-        for player in self.players.values():
+        for _, player in self._present():
             player.position_changed(self, None)
         self._open_turn()
 
@@ -119,6 +155,7 @@ class Connect4Game:
             return
         p = self.player_of(seat)
         self.strikes[p] += 1
+        self.seats[p].strikes = self.strikes[p]
         if self.strike_limit and self.strikes[p] >= self.strike_limit:
             self._end(Reason.STRIKES, winner=other(p), culprit=p)
         else:
@@ -126,17 +163,15 @@ class Connect4Game:
 
     def ask_again(self, seat: object) -> None:
         """After a refused line: prompt ``seat`` again if it is its move (the clock runs on)."""
-        if not self.over and self.player_of(seat) == self.board.to_move:
-            seat.your_move(self, self._turns.remaining())
+        p = self.player_of(seat)
+        player = self.agent(p)
+        if not self.over and p == self.board.to_move and player is not None:
+            player.your_move(self, self._turns.remaining())
 
     def resign(self, seat: object) -> None:
         if not self.over:
             p = self.player_of(seat)
             self._end(Reason.RESIGN, winner=other(p), culprit=p)
-
-    def leave(self, seat: object) -> None:
-        if not self.over:
-            self._end(Reason.DISCONNECT, winner=None, culprit=self.player_of(seat))
 
     def abort(self, reason: Reason = Reason.SHUTDOWN, seat: object | None = None, detail: str = "") -> None:
         """End the game without a result; ``detail`` says why (e.g. what the engine did)."""
@@ -144,10 +179,53 @@ class Connect4Game:
             self.detail = detail
             self._end(reason, winner=None, culprit=None if seat is None else self.player_of(seat))
 
+    # --- the seat model's calls (ISeatGame) ---------------------------------------------------
+
+    def seat_away(self, seat: Seat) -> None:
+        if self.over:
+            return
+        left = None if seat.grace_ends is None else max(0.0, seat.grace_ends - self.clock.seconds())
+        self._away_changed(seat, True)
+        self._log.info("connect4 game {game}: {seat} is away", game=self.id, seat=seat.label())
+        for _, player in self._present(but=seat.number):
+            player.opponent_away(self, seat.number, left)
+
+    def seat_back(self, seat: Seat) -> None:
+        if self.over:
+            return
+        p = seat.number
+        self._away_changed(seat, False)
+        seat.holder.game_resumed(self, p)
+        if p == self.board.to_move and self._turns.is_open_for(p):
+            seat.holder.your_move(self, self._turns.remaining())
+        for _, player in self._present(but=p):
+            player.opponent_back(self, p)
+
+    def seat_forfeited(self, seat: Seat) -> None:
+        """The grace ran out: a loss for ``seat`` (``FORFEIT``), or, when nothing was played yet,
+        the game ends without a result (``ABORT DISCONNECT``)."""
+        if self.over:
+            return
+        self._away_changed(seat, False)
+        p = seat.number
+        if self.played:
+            self._end(Reason.FORFEIT, winner=other(p), culprit=p)
+        else:
+            self._end(Reason.DISCONNECT, winner=None, culprit=p)
+
+    def _away_changed(self, seat: Seat, away: bool) -> None:
+        if away != (seat.number in self._away):
+            (self._away.add if away else self._away.discard)(seat.number)
+            self._on_away(seat, away)
+
+    # --- turns ------------------------------------------------------------------------------
+
     def _open_turn(self) -> None:
         p = self.board.to_move
         self._turns.open([p])
-        self.players[p].your_move(self, self._turns.remaining())
+        player = self.agent(p)
+        if player is not None:
+            player.your_move(self, self._turns.remaining())
 
     def _turn_closed(self, turn: Turn) -> None:
         if self.over:
@@ -164,7 +242,7 @@ class Connect4Game:
             return
         if self._on_move is not None:
             self._on_move(self, p, column, row)
-        for player in self.players.values():
+        for _, player in self._present():
             player.position_changed(self, (p, column, row))
         if self.board.winner is not None:
             self._end(Reason.FOUR, winner=self.board.winner, culprit=None)
@@ -175,6 +253,8 @@ class Connect4Game:
 
     def _end(self, reason: Reason, winner: int | None, culprit: int | None) -> None:
         self._turns.stop()
+        for seat in self.seats.values():
+            self._away_changed(seat, False)
         self.reason, self.winner, self.culprit = reason, winner, culprit
         self._log.info(
             "connect4 game {game} ended: {reason}, winner {winner}, {moves} moves",
@@ -183,7 +263,7 @@ class Connect4Game:
             winner="none" if winner is None else self.names[winner],
             moves=len(self.board.moves),
         )
-        for player in self.players.values():
+        for _, player in self._present():
             player.game_ended(self)
         self._on_end(self)
 
@@ -264,6 +344,12 @@ class EnginePlayer:
             game.move(self, column)
         except GameError as e:
             self._fail(game, f"the engine played {column}: {e}")
+
+    def opponent_away(self, game: Connect4Game, player: int, seconds_left: float | None) -> None:
+        """An engine waits for a person who is away (its clock runs)."""
+
+    def opponent_back(self, game: Connect4Game, player: int) -> None:
+        """Nothing to do: the engine's copy of the game is still right."""
 
     def game_ended(self, game: Connect4Game) -> None:
         self.close()

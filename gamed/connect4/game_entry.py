@@ -26,8 +26,9 @@ def _validate(c4: Any) -> None:
 def _service(ctx: GameContext):
     from gamed.connect4.service import Connect4Service
 
-    # players=ctx.players goes here once Connect4Service takes the seat model (issue 14).
-    connect4 = Connect4Service(ctx.cfg.connect4, ctx.limits, ctx.reactor, think=ctx.think, reactor=ctx.reactor, hub=ctx.hub)
+    connect4 = Connect4Service(
+        ctx.cfg.connect4, ctx.limits, ctx.reactor, think=ctx.think, reactor=ctx.reactor, hub=ctx.hub, players=ctx.players
+    )
     return connect4, {"connect4": connect4.port_factory}
 
 

@@ -1,7 +1,8 @@
 """The Connect Four line protocol: one connection is one player, in the lobby or at a game.
 
 Thin by design: lines are parsed and rendered by ``gamed.connect4.wire``, moves are judged by
-``Connect4Game``, pairing is done by the service's lobby.
+``Connect4Game``, pairing is done by the service's lobby, logging in and taking a seat back by
+the shared ``gamed.login.LoginCommands`` (LOGIN, RESUME, TOKEN) and the service's ``SeatBook``.
 """
 
 from __future__ import annotations
@@ -11,19 +12,27 @@ from typing import TYPE_CHECKING
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from gamed.names import valid_name
+from zope.interface import implementer
+
+from gamed import textwire
 from gamed.connect4 import wire
 from gamed.connect4.game import Connect4Game, GameError
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import PlayerFactory
+from gamed.identity import Identity, LoginError, Refusal
+from gamed.login import LoginCommands
+from gamed.names import valid_name
+from gamed.seats import ISeatHolder, Seat
 from gamed.textline import CommandProtocol
 
 if TYPE_CHECKING:
     from gamed.connect4.service import Connect4Service
 
 
-class Connect4Protocol(CommandProtocol):
-    """A player connected over TCP (a person with telnet/nc or a program)."""
+@implementer(ISeatHolder)
+class Connect4Protocol(LoginCommands, CommandProtocol):
+    """A player connected over TCP (a person with telnet/nc or a program): a guest (``NAME``, or
+    ``guest<n>``) or, after ``LOGIN``, a registered account."""
 
     _log = Logger()
     wire = wire
@@ -31,8 +40,10 @@ class Connect4Protocol(CommandProtocol):
     def __init__(self, service: Connect4Service, number: int):
         super().__init__(service.limits, service.clock, service.batch)
         self.service = service
+        self._name: str | None = None
         self.name = f"guest{number}"
-        self.named = False  # True once the player gave a name (only named players are rated)
+        self.identity: Identity | None = None  # a named guest or an account; None: guest<n>
+        self.seat: Seat | None = None  # this connection's seat in its game
         self.game: Connect4Game | None = None
         self.match = None  # the engine match this connection started and watches
         self.starting = False  # a PLAY or MATCH whose engines are being started
@@ -41,6 +52,16 @@ class Connect4Protocol(CommandProtocol):
 
     def __repr__(self) -> str:
         return f"<Connect4Protocol {self.name} {self.peer}>"
+
+    @property
+    def name(self) -> str:
+        """The name this connection goes by (the service knows every name in use)."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.service.rename(self._name, value)
+        self._name = value
 
     # --- connection ------------------------------------------------------------------------
 
@@ -51,8 +72,9 @@ class Connect4Protocol(CommandProtocol):
     def on_disconnect(self, reason: Failure) -> None:
         self.service.lobby.leave(self)
         self.service.disconnected(self)
-        if self.game is not None and not self.game.over:
-            self.game.leave(self)
+        self.service.rename(self._name, None)
+        if self.seat is not None and self.game is not None and not self.game.over:
+            self.service.seats.drop(self.seat, self)  # away for the grace period, then it forfeits
         if self.match is not None:
             self.match.stop("the player who started it left", "disconnect")
 
@@ -69,9 +91,70 @@ class Connect4Protocol(CommandProtocol):
             raise ParseError(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
         if self.game is not None:
             raise ParseError(Code.NOT_NOW, "you cannot change your name during a game")
-        self.name = args[0]
-        self.named = True
+        self.check_guest_name(args[0], self._named)  # a registered name: ERROR 424
+
+    def _named(self, identity: Identity) -> None:
+        if self.game is not None:  # seated while the name was checked
+            return self.send_lines([wire.error(Code.NOT_NOW, "you cannot change your name during a game")])
+        if self.service.name_in_use(identity.name, self):
+            return self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
+        self.identity = identity
+        self.name = identity.name
         self.send_lines([f"OK NAME {self.name}"])
+
+    def seat_identity(self) -> Identity:
+        """Who this connection is at a game: its account, its guest name, or ``guest<n>``."""
+        return self.identity if self.identity is not None else Identity(self.name)
+
+    def _check_admitted(self) -> None:
+        """With ``[players] guests = false`` only an account may play (ERROR 423 otherwise)."""
+        if not self.service.players.guests and (self.identity is None or not self.identity.account):
+            raise ParseError(textwire.REFUSAL_CODES[Refusal.GUESTS_OFF], Refusal.GUESTS_OFF.value)
+
+    # --- logging in and coming back (gamed.login.LoginCommands) -------------------------------
+
+    def seated(self) -> bool:
+        return self.seat is not None or self.game is not None or self.starting
+
+    def login_ok(self, identity: Identity) -> None:
+        self.name = identity.name
+        self.send_lines([f"OK LOGIN {identity.name}"])
+
+    def login_refused(self, error: LoginError) -> None:
+        self.send_lines([textwire.refused(error)])
+
+    def login_usage(self, text: str) -> None:
+        raise ParseError(Code.BAD_ARGUMENTS, text)
+
+    def take_seat(self, seat: Seat) -> None:
+        self.service.lobby.leave(self)
+        if self.match is not None:
+            self.match.stop(f"{self.name} went back to a game")
+        self.game = seat.game
+        self.name = seat.name
+        self.note_activity()
+
+    def resume_ok(self, seat: Seat) -> None:
+        self.send_lines([wire.resumed(seat.game.id, seat.number)])
+
+    def token_reply(self, seat: Seat) -> None:
+        self.send_lines([f"TOKEN {seat.resume_token}"])
+
+    def seat_replaced(self, seat: Seat) -> None:
+        """The player took this seat back on another connection: this one is done."""
+        self.game = None
+        self.seat = None
+        self.close("its seat was taken back on another connection",
+                   ["BYE your seat was taken back on another connection"])
+
+    def _login(self, args: list[str]) -> None:
+        self.login_command(args)
+
+    def _resume_seat(self, args: list[str]) -> None:
+        self.resume_command(args)
+
+    def _token(self, args: list[str]) -> None:
+        self.token_command(args)
 
     def _engines(self, args: list[str]) -> None:
         d = self.service.engine_list()
@@ -80,12 +163,14 @@ class Connect4Protocol(CommandProtocol):
 
     def _play(self, args: list[str]) -> None:
         self._check_in_lobby()
+        self._check_admitted()
         engine, level, player, size, opening = wire.parse_play(args, self.service.default_size)
         self.service.lobby.leave(self)
         self._starting(self.service.play_engine(self, engine, level, player, size, opening), "PLAY")
 
     def _match(self, args: list[str]) -> None:
         self._check_in_lobby()
+        self._check_admitted()
         a, b, games, size = wire.parse_match(args, self.service.default_size)
         self.service.lobby.leave(self)
         self._starting(self.service.play_match(self, a, b, games, size), "MATCH")
@@ -114,6 +199,7 @@ class Connect4Protocol(CommandProtocol):
 
     def _table(self, args: list[str]) -> None:
         self._check_in_lobby()
+        self._check_admitted()
         table, size = wire.parse_table(args, self.service.default_size)
         lobby = self.service.lobby
         lobby.leave(self)
@@ -163,6 +249,7 @@ class Connect4Protocol(CommandProtocol):
 
     _COMMANDS = {
         "HELP": CommandProtocol._help,
+        "LOGIN": _login,
         "NAME": _name,
         "ENGINES": _engines,
         "PLAY": _play,
@@ -171,6 +258,8 @@ class Connect4Protocol(CommandProtocol):
         "MOVE": _move,
         "BOARD": _board,
         "RESIGN": _resign,
+        "TOKEN": _token,
+        "RESUME": _resume_seat,
         "PING": CommandProtocol._ping,
         "QUIT": _quit,
     }
@@ -190,19 +279,43 @@ class Connect4Protocol(CommandProtocol):
 
     def game_started(self, game: Connect4Game, player: int) -> None:
         self.game = game
+        self.seat = game.seats[player]
         self.note_activity()
         self.send_lines([wire.start(game.id, player, game.board, game.names[1 - player])])
 
     def position_changed(self, game: Connect4Game, move) -> None:
         self.note_activity()
-        board = game.board
         lines = [] if move is None else [wire.played(*move)]
-        lines.append(wire.board_line(board))
+        self.send_lines(lines + self._position(game))
+
+    def _position(self, game: Connect4Game, before_turn: tuple[str, ...] = ()) -> list[str]:
+        board = game.board
+        lines = [wire.board_line(board)]
         if self.board_on:
             lines.extend(wire.picture(board, game.names))
+        lines.extend(before_turn)
         if not board.is_over():
             lines.append(wire.turn(board.to_move, game.names[board.to_move]))
-        self.send_lines(lines)
+        return lines
+
+    def game_resumed(self, game: Connect4Game, player: int) -> None:
+        """Back at the game: what START said, the position, the strikes, whether the opponent is
+        away too, whose turn it is (the game then prompts if it is this player's move)."""
+        self.seat = game.seats[player]
+        extra = [wire.strikes(game.strikes, game.strike_limit)]
+        opponent = game.seats[1 - player]
+        if opponent.away:
+            extra.append(wire.away(1 - player, opponent.name, self.service.seats.grace_left(opponent)))
+        lines = [wire.start(game.id, player, game.board, game.names[1 - player])]
+        self.send_lines(lines + self._position(game, tuple(extra)))
+
+    def opponent_away(self, game: Connect4Game, player: int, seconds_left: float | None) -> None:
+        self.note_activity()
+        self.send_lines([wire.away(player, game.names[player], seconds_left)])
+
+    def opponent_back(self, game: Connect4Game, player: int) -> None:
+        self.note_activity()
+        self.send_lines([wire.back(player, game.names[player])])
 
     def your_move(self, game: Connect4Game, seconds: float | None) -> None:
         self.send_lines([wire.your_move(game.board, seconds)])
@@ -224,8 +337,9 @@ class Connect4Protocol(CommandProtocol):
             end = [wire.result(me, game.winner, game.reason, lines)]
             if self.board_on:
                 end.append(wire.result_info(me, game.winner, game.reason, lines, game.names, game.culprit,
-                                             game.strike_limit, game.move_time))
+                                             game.strike_limit, game.move_time, game.grace))
         self.game = None
+        self.seat = None
         self.close(f"game {game.id} over ({game.reason.value})", [*end, "BYE thanks for playing"], routine=True)
 
     # --- an engine match's calls ---------------------------------------------------------------

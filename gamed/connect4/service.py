@@ -10,23 +10,28 @@ from __future__ import annotations
 import itertools
 import os
 import random
+from collections import Counter
 from collections.abc import Hashable
 
+import attrs
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from gamed.config import Connect4Config, Limits
+from gamed.config import Connect4Config, Limits, PlayersConfig
 from gamed.connect4 import engines as c4engines
 from gamed.connect4 import registry, rules, wire
 from gamed.connect4.game import Connect4Game, EnginePlayer
 from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import GameService
+from gamed.identity import Identity
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
+from gamed.players import Players
 from gamed.records import Seat
+from gamed.seats import SeatBook, record_seat
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits, WriteBatch
 
@@ -42,6 +47,12 @@ def _when_fired(d: Deferred) -> Deferred:
     out = Deferred()
     d.addBoth(lambda result: (out.called or out.callback(None), result)[1])
     return out
+
+
+def _account_key(member) -> int | None:
+    """The lobby keeps two connections of one account apart (never paired with each other)."""
+    identity = getattr(member, "identity", None)
+    return identity.account_id if identity is not None else None
 
 
 class _MatchTable:
@@ -68,6 +79,10 @@ class Connect4Service(GameService):
     dropped in appears without a restart, and one that hangs is listed as unavailable with the
     reason without delaying anybody else (a PLAY of it waits for its answer). Native engines need ``reactor`` (for processes);
     without one only the built-in engines are offered.
+
+    Who plays is the shared seat model's business: ``players`` logs accounts in (None: guests
+    only), ``seats`` (a ``SeatBook``) keeps a dropped player's seat for ``grace`` seconds (None:
+    ``[connect4] grace``, else ``[players] grace``).
     """
 
     _log = Logger()
@@ -82,6 +97,8 @@ class Connect4Service(GameService):
         think: registry.Think = registry.run_inline,
         reactor=None,
         hub: LiveHub | None = None,
+        players: Players | None = None,
+        grace: float | None = None,
     ):
         from gamed.connect4.protocol import Connect4Factory
 
@@ -91,8 +108,13 @@ class Connect4Service(GameService):
         self.think = think
         self.reactor = reactor
         self.hub = hub
+        self.players = players if players is not None else Players(PlayersConfig(), None, clock)
+        if grace is None:
+            grace = config.grace if config.grace is not None else self.players.config.grace
+        self.seats = SeatBook(clock, grace)
+        self._names: Counter[str] = Counter()  # the names connections here go by, and away seats
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
-        self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True))
+        self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True), key=_account_key)
         self.games: dict[int, Connect4Game] = {}
         self.matches: set[object] = set()
         self.finished = 0
@@ -105,6 +127,30 @@ class Connect4Service(GameService):
         self._probes: dict[str, tuple[tuple, Deferred]] = {}  # libraries being asked: (stamp, done)
         self._live: set[object] = set()  # engines opened and not yet released
         self.stopping = False
+
+    def name_in_use(self, name: str, asking: object) -> bool:
+        """True when another connection here goes by ``name`` just now, or a seat of that name is
+        away (its player may come back): two guests called bob (or Bob) are never both at this
+        server. Case does not count, as in account names."""
+        key = name.casefold()
+        mine = getattr(asking, "name", None)
+        return self._names[key] > (1 if mine is not None and mine.casefold() == key else 0)
+
+    def rename(self, old: str | None, new: str | None) -> None:
+        """A connection (or an away seat) now goes by ``new`` instead of ``old`` (None: none)."""
+        if old is not None:
+            old = old.casefold()
+            self._names[old] -= 1
+            if self._names[old] <= 0:
+                del self._names[old]
+        if new is not None:
+            self._names[new.casefold()] += 1
+
+    def _away(self, seat, away: bool) -> None:
+        if away:
+            self.rename(None, seat.name)
+        else:
+            self.rename(seat.name, None)
 
     @property
     def default_size(self) -> tuple[int, int]:
@@ -389,14 +435,20 @@ class Connect4Service(GameService):
     def _start(self, players: dict[int, object], board: Board) -> Connect4Game:
         game = Connect4Game(
             next(self._ids),
-            players,
             board,
             self.clock,
             move_time=self.config.move_time,
             strikes=self.config.strikes,
+            grace=self.seats.grace,
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,
+            on_away=self._away,
         )
+        for p, player in sorted(players.items()):
+            if isinstance(player, EnginePlayer):  # a program the daemon runs: nobody holds its seat
+                game.sit(self.seats.seat(game, p, Identity(player.name, "program")), engine=player)
+            else:
+                game.sit(self.seats.seat(game, p, player.seat_identity(), holder=player, host=player.host))
         self.games[game.id] = game
         if self.hub is not None:
             self.live[game.id] = self._open_table(game)
@@ -404,6 +456,7 @@ class Connect4Service(GameService):
         return game
 
     def _ended(self, game: Connect4Game) -> None:
+        self.seats.finish(game)  # its resume tokens are dead now
         self.games.pop(game.id, None)
         self.finished += 1
         table = self.live.pop(game.id, None)
@@ -420,10 +473,8 @@ class Connect4Service(GameService):
     def _open_table(self, game: Connect4Game) -> LiveTable:
         seats = []
         for p in (0, 1):
-            player = game.players[p]
-            engine = isinstance(player, EnginePlayer)
-            seats.append(Seat(p, game.names[p], rated=engine or getattr(player, "named", False),
-                              kind="engine" if engine else "player"))
+            seat = record_seat(game.seats[p])
+            seats.append(attrs.evolve(seat, kind="engine") if p in game.engines else seat)
         board = game.board
         options = {"width": board.width, "height": board.height, "move_time": game.move_time,
                    "opening": list(board.moves)}

@@ -57,6 +57,7 @@ class Reason(enum.Enum):
     RESIGN = "RESIGN"
     STRIKES = "STRIKES"  # too many protocol errors
     TIMEOUT = "TIMEOUT"  # no move within the time limit: a loss
+    FORFEIT = "FORFEIT"  # a player who dropped did not come back within the grace period: a loss
     DISCONNECT = "DISCONNECT"  # aborted
     ENGINE = "ENGINE"  # the engine failed: aborted
     SHUTDOWN = "SHUTDOWN"  # aborted
@@ -72,6 +73,7 @@ ILLEGAL_CODES = {
 
 COMMANDS = (
     ("HELP", "", "this list"),
+    ("LOGIN", "<name> <token>", "play as your registered account (before your game starts; takes back its seat in a game)"),
     ("NAME", "<name>", "choose your name (1-32 letters, digits, _ . -) before your game starts"),
     ("ENGINES", "", "list the engines and their levels"),
     ("PLAY", "<engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <c>,<c>...]",
@@ -82,6 +84,8 @@ COMMANDS = (
     ("MOVE", "<column>", "drop a stone in a column (0 is the leftmost); the word MOVE may be left out"),
     ("BOARD", "[ON|OFF]", "send the board now, or switch the drawing after every move on or off"),
     ("RESIGN", "", "give up the game (or stop the match you started)"),
+    ("TOKEN", "", "in a game: your resume token (a guest needs it to take its seat back after a drop)"),
+    ("RESUME", "<token>", "take your seat back after your connection dropped"),
     ("PING", "", "answered PONG"),
     ("QUIT", "", "leave (resigns a running game)"),
 )
@@ -288,7 +292,7 @@ def _cell(x: int, y: int) -> str:
 
 def result_info(
     me: int, winner: int | None, reason: Reason, lines: list[tuple[int, int, int, int]], names: dict[int, str],
-    culprit: int | None, strike_limit: int, move_time: float | None,
+    culprit: int | None, strike_limit: int, move_time: float | None, grace: float | None = None,
 ) -> str:
     """``INFO <sentence>``: the result in words, sent to people (drawings on) after ``RESULT``."""
     if winner is None:
@@ -301,10 +305,31 @@ def result_info(
         Reason.RESIGN: "resigned",
         Reason.STRIKES: f"made {strike_limit} protocol errors",
         Reason.TIMEOUT: f"did not move within {seconds(move_time)} s",
+        Reason.FORFEIT: f"did not come back within {seconds(grace)} s",
     }[reason]
     loser = "you" if culprit == me else f"{names[culprit]} (player {culprit})"
     gainer = "you win" if winner == me else f"{names[winner]} (player {winner}) wins"
     return f"INFO {loser} {deed}: {gainer}"
+
+
+def away(player: int, name: str, seconds_left: float | None) -> str:
+    """``AWAY <player> <name> <seconds>``: a player dropped; it may come back for that long."""
+    return f"AWAY {player} {name} {seconds(seconds_left)}"
+
+
+def back(player: int, name: str) -> str:
+    """``BACK <player> <name>``: the player who was away is back."""
+    return f"BACK {player} {name}"
+
+
+def resumed(game_id: int, player: int) -> str:
+    """``OK RESUME <game> <your player>``: the seat is yours again; the whole state follows."""
+    return f"OK RESUME {game_id} {player}"
+
+
+def strikes(counts: dict[int, int], limit: int) -> str:
+    """``STRIKES <player 0's> <player 1's> <limit>`` (sent to a player who came back)."""
+    return f"STRIKES {counts[0]} {counts[1]} {limit}"
 
 
 def abort(reason: Reason, text: str) -> str:

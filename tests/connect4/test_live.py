@@ -1,6 +1,6 @@
 """Connect Four feeds the live hub: a table per game (people, engines, every game of an engine
-match), every move with the spectator state, the end stored as a match (named players and
-engines rated; guests and aborted games not)."""
+match), every move with the spectator state, the end stored as a match (accounts and engines
+rated; guests, named or not, and aborted games not)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,23 @@ import random
 
 from twisted.internet.task import Clock
 
-from gamed.config import Limits
+from gamed.config import Limits, PlayersConfig
 from gamed.connect4 import rules
 from gamed.connect4.service import Connect4Service, Connect4Settings
 from gamed.observers import LiveHub
+from gamed.players import Players
+from tests.memaccounts import MemoryAccounts
 from tests.memstore import MemoryStore
 from tests.memclient import Client
 
 
-def make():
+def make(accounts=None, grace=None):
     clock = Clock()
     store = MemoryStore()
     hub = LiveHub(clock, store)
-    service = Connect4Service(Connect4Settings(board=False), Limits(), clock, rng=random.Random(3), hub=hub)
+    players = Players(PlayersConfig(), accounts, clock)
+    service = Connect4Service(Connect4Settings(board=False), Limits(), clock, rng=random.Random(3), hub=hub,
+                              players=players, grace=grace)
     return clock, hub, store, service
 
 
@@ -46,8 +50,10 @@ def test_spectator_state():
 
 
 def test_a_game_between_people_is_watched_and_recorded():
-    clock, hub, store, service = make()
-    alice = greeted(service, "NAME alice", "TABLE t")
+    accounts = MemoryAccounts()
+    token = accounts.add("alice")
+    clock, hub, store, service = make(accounts)
+    alice = greeted(service, f"LOGIN alice {token}", "TABLE t")
     bob = greeted(service, "TABLE t")
     (table,) = hub.tables.values()
     assert table.id == "connect4-1" and [s.name for s in table.seats] == ["alice", "guest2"]
@@ -58,7 +64,7 @@ def test_a_game_between_people_is_watched_and_recorded():
     alice.send("3")
     (record,) = store.records
     assert record.game == "connect4" and record.scores == (1.0, 0.0) and record.reason == "four"
-    assert [(s.name, s.rated, s.kind) for s in record.seats] == [("alice", True, "player"), ("guest2", False, "player")]
+    assert [(s.name, s.rated, s.kind) for s in record.seats] == [("alice", True, "player"), ("guest2", False, "guest")]
     assert record.moves[-1].state["win_line"] == [[3, 0], [3, 3]]
     assert record.options == {"width": 7, "height": 6, "move_time": 60.0, "opening": []} and record.rated
     assert not hub.tables
@@ -75,14 +81,16 @@ def test_a_timeout_is_stored_as_a_rated_loss_for_the_player_out_of_time():
 
 
 def test_an_engine_game_from_an_opening_and_an_abort():
-    clock, hub, store, service = make()
+    clock, hub, store, service = make(grace=30)
     carol = greeted(service, "NAME carol", "PLAY gamed:1 FIRST 5x4 FROM 0,0")
     (table,) = hub.tables.values()
     assert table.options["opening"] == [0, 0] and table.initial_state["cells"][0] == [0, 1, None, None]
-    carol.drop()
+    carol.drop()  # before her first move: away, then nothing was played when the grace ends
+    assert not store.records
+    clock.advance(30)
     (record,) = store.records
     assert record.reason == "disconnect" and not record.rated and record.scores == (0.0, 0.0)
-    assert [(s.name, s.kind, s.rated) for s in record.seats] == [("carol", "player", True), ("gamed:1", "engine", True)]
+    assert [(s.name, s.kind, s.rated) for s in record.seats] == [("carol", "guest", False), ("gamed:1", "engine", True)]
 
 
 def test_every_game_of_an_engine_match_is_recorded():

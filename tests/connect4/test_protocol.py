@@ -205,8 +205,8 @@ def test_timeout_loses():
     assert "RESULT LOSE TIMEOUT 1 -1 -1 -1 -1" in a.read()
 
 
-def test_disconnect_aborts():
-    service = make_service()
+def test_a_drop_before_any_move_without_a_grace_aborts_at_once():
+    service = make_service(grace=0)
     a, b = pair(service)
     a.read(), b.read()
     a.drop()
@@ -215,14 +215,29 @@ def test_disconnect_aborts():
     assert b.lost and not service.games and not service.connections
 
 
+def test_a_drop_before_any_move_aborts_when_the_grace_ends():
+    service = make_service(grace=20)
+    a, b = pair(service)
+    a.read(), b.read()
+    a.drop()
+    assert b.read() == ["AWAY 0 alice 20"]
+    service.clock.advance(19.5)
+    assert b.read() == [] and service.games
+    service.clock.advance(0.5)
+    assert b.read()[0] == "ABORT DISCONNECT alice disconnected"
+    assert b.lost and not service.games and not service.connections
+
+
 def test_disconnect_during_engine_game():
-    service = make_service()
+    service = make_service(grace=5)
     c = greeted(service)
     c.send("PLAY gamed:2")
     c.read()
     c.drop()
     service.clock.advance(1)
-    assert not service.games
+    assert service.games, "the engine waits for the person's return"
+    service.clock.advance(4)
+    assert not service.games and not service.engine_seats
 
 
 def test_board_command():

@@ -239,7 +239,9 @@ async def test_games_and_match_games_are_recorded(start_daemon, engines_dir, tmp
         exported.append(json.loads(out.stdout))
     game, *series = exported
     assert game["game"] == "connect4" and game["reason"] == "resign" and game["options"]["opening"] == [1, 2]
-    assert [(s["name"], s["rated"]) for s in game["seats"]] == [("erin", True), ("solver:0", True)]
+    # erin never logged in: a guest, never rated; the engine is a program the daemon runs: rated
+    assert [(s["name"], s["rated"], s["kind"]) for s in game["seats"]] == [("erin", False, "guest"),
+                                                                           ("solver:0", True, "engine")]
     assert game["scores"] == [0.0, 1.0]
     assert [[s["name"] for s in m["seats"]] for m in series] == [["solver:1", "good:0"], ["good:0", "solver:1"]]
     for m in series:
