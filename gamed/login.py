@@ -71,8 +71,13 @@ class LoginCommands:
         return str(getattr(peer, "host", "?"))
 
     def _wait_for(self, d: Deferred, done, why: str = "login") -> None:
-        """Hold this connection's next lines until ``d`` has fired and ``done`` has run."""
-        self._pause(why)
+        """Hold this connection's next lines until ``d`` has fired and ``done`` has run. An
+        answer that is there at once (a refusal by the failed-login limit, no database) holds
+        nothing: resuming from inside the line being handled would handle the next line one
+        call deeper, and a thousand such lines would exhaust the stack."""
+        held = not d.called
+        if held:
+            self._pause(why)
 
         def answered(result: Any) -> None:
             if self.connected and not self.closing:
@@ -90,7 +95,8 @@ class LoginCommands:
 
         d.addCallbacks(answered, failed)
         d.addErrback(lambda f: self._log.failure("answering a login of {peer} failed", f, peer=self.peer))
-        d.addBoth(lambda _: self._resume(why))
+        if held:
+            d.addBoth(lambda _: self._resume(why))
 
     # --- commands --------------------------------------------------------------------------------
 
