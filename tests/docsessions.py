@@ -1,7 +1,8 @@
 """Example sessions in docs/protocols/*.md, parsed so that tests can replay them against the server.
 
 A session is a fenced block marked ``session``; each line is ``X> text`` (client X sends text),
-``X< text`` (client X receives exactly this line) or ``X: closed`` (the server closed X).
+``X< text`` (client X receives exactly this line), ``X: closed`` (the server closed X) or
+``X: drops`` (client X's connection goes away).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def sessions(document: str) -> list[Session]:
             step = _STEP.match(line)
             if step is None:
                 raise ValueError(f"{document}, {m['title']}: cannot read session line {line!r}")
-            if step["kind"] == ":" and step["text"] != "closed":
+            if step["kind"] == ":" and step["text"] not in ("closed", "drops"):
                 raise ValueError(f"{document}, {m['title']}: unknown event {line!r}")
             steps.append(Step(step["client"], step["kind"], step["text"]))
         found.append(Session(m["title"], tuple(steps)))
@@ -98,6 +99,10 @@ def replay_in_memory(
             assert pending[step.client], f"{where}: {step.client} expected {step.text!r}, got nothing"
             got = pending[step.client].pop(0)
             assert got == step.text, where
+        elif step.text == "drops":
+            take(step.client)
+            assert pending[step.client] == [], f"{where}: {step.client} received {pending[step.client]}"
+            c.drop()
         else:
             take(step.client)
             assert pending[step.client] == [] and c.lost, f"{where}: {step.client} should be closed"

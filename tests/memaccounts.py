@@ -39,8 +39,9 @@ class MemoryAccounts:
         self._held: list[tuple[defer.Deferred, object]] = []
         self.checked = 0  # tokens compared (a rate-limited login compares none)
 
-    def add(self, name: str, kind: str = "person") -> str:
-        token = secrets.token_urlsafe(24)
+    def add(self, name: str, kind: str = "person", token: str | None = None) -> str:
+        """Register ``name``; returns its token (``token``, for a documented example, or a new one)."""
+        token = token or secrets.token_urlsafe(24)
         self._accounts[name] = (_Account(len(self._accounts) + 1, name, kind), token)
         return token
 
