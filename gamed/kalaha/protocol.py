@@ -29,6 +29,8 @@ from gamed.textline import CommandProtocol
 if TYPE_CHECKING:
     from gamed.kalaha.service import KalahaService
 
+_CHECKS = frozenset({"login", "name"})  # the pauses of LoginCommands while a check runs
+
 
 @implementer(IKalahaPlayer, ISeatHolder)
 class KalahaProtocol(LoginCommands, CommandProtocol):
@@ -107,6 +109,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
             return self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
         self._rename(identity)
         self.send_lines([f"OK NAME {self.name}"])
+        self._join_if_due()
 
     def _rename(self, identity: Identity) -> None:
         self.identity = identity
@@ -243,10 +246,19 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     def _auto_join(self) -> None:
         self._join_call = None
         if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing:
+            if self._paused & _CHECKS:  # its login or name is being checked: join once answered
+                self._join_due = True
+                return
             if self.identity.guest and not self.service.players.guests:
                 self._join_due = True  # paired once it has logged in
                 return
             self._join(None, "for an opponent")
+
+    def _join_if_due(self) -> None:
+        """A check has been answered: join the general queue now if the pair delay is over. From
+        the clock, so that a seat the login takes back is taken first."""
+        if self._join_due and self.game is None and self._join_call is None and not self.closing:
+            self._join_call = self.clock.callLater(0, self._auto_join)
 
     def _cancel_auto_join(self) -> None:
         if self._join_call is not None and self._join_call.active():
@@ -276,13 +288,11 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     def login_ok(self, identity: Identity) -> None:
         self._rename(identity)
         self.send_lines([f"OK LOGIN {identity.name}"])
-        if self._join_due and self.game is None:
-            # The pair delay is over: a seat it had away is taken back first (LoginCommands),
-            # otherwise it joins the general queue now.
-            self._join_call = self.clock.callLater(0, self._auto_join)
+        self._join_if_due()
 
     def login_refused(self, error: LoginError) -> None:
         self._error(textwire.REFUSAL_CODES[error.refusal], error.text)
+        self._join_if_due()
 
     def login_usage(self, text: str) -> None:
         self._error(Code.BAD_ARGUMENTS, text)

@@ -5,10 +5,11 @@ import random
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer
+from twisted.internet import defer, reactor, task
 
 from tests.docsessions import sessions
-from tests.integration.support import connect, gamed_args, spawn, take_seats, with_timeout
+from tests.integration.support import add_accounts, connect, gamed_args, spawn, take_seats, with_timeout
+from tests.web.client import get_json
 
 # The examples need time to send their first lines before the pair delay seats them.
 DOC_ARGS = ("--kalaha-pair-delay", "1.5")
@@ -207,6 +208,60 @@ async def test_a_guest_takes_its_seat_back_with_its_resume_token_and_finishes(st
     late = await connect(daemon.port)
     late.send(f"RESUME {token}")
     assert await late.expect("ERROR") == "ERROR 428 the game of that resume token is over"
+
+
+@pytest_twisted.ensureDeferred
+async def test_accounts_log_in_come_back_and_a_forfeit_is_recorded_and_rated(start_daemon, tmp_path):
+    pytest.importorskip("gamed.accounts")
+    database = tmp_path / "r.sqlite"
+    tokens = await add_accounts(database, ("alice", "bob"))
+    conf = tmp_path / "gamed.conf"
+    conf.write_text("[kalaha]\nmove_time = 0\ngrace = 2\n")
+    daemon = await start_daemon("--config", str(conf), "--records", f"sqlite:{database}", web="tcp:port=0:interface=127.0.0.1")
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("BOARD OFF", f"LOGIN alice {tokens['alice']}")
+    b.send("BOARD OFF", f"LOGIN bob {tokens['bob']}")
+    assert await a.expect("OK LOGIN") == "OK LOGIN alice"
+    assert await b.expect("OK LOGIN") == "OK LOGIN bob"
+    await take_seats("acc", a, b)
+    game = (await a.expect("START")).split()[1]
+    a.send("A3")
+    await b.expect("YOURMOVE")
+    a.transport.loseConnection()
+    assert await b.expect("AWAY") == "AWAY A alice 2"
+    # alice's name is hers: no token, a wrong one, the name alone: refused, and no seat
+    thief = await connect(daemon.port)
+    thief.send("NAME alice", "LOGIN alice " + "w" * 32)
+    assert (await thief.expect("ERROR")).startswith("ERROR 432 ")
+    assert await thief.expect("ERROR") == "ERROR 420 unknown account or wrong token"
+    back = await connect(daemon.port)
+    back.send("BOARD OFF", f"LOGIN alice {tokens['alice']}")
+    assert await back.expect("OK LOGIN") == "OK LOGIN alice"
+    assert [await back.next_line() for _ in range(4)] == [
+        f"START {game} A bob",
+        "POSITION 6 6 0 7 7 7 1 7 7 6 6 6 6 0 B",
+        "STRIKES 0 3",
+        "TURN B bob",
+    ]
+    assert await b.expect("BACK") == "BACK A alice"
+    b.send("B1")
+    await back.expect("YOURMOVE")
+    back.send("A1")
+    await b.expect("YOURMOVE")
+    b.transport.loseConnection()  # bob does not come back: he forfeits
+    assert await back.expect("AWAY") == "AWAY B bob 2"
+    assert await back.expect("RESULT") == "RESULT WIN FORFEIT bob did not come back within 2 s"
+    url = f"http://127.0.0.1:{daemon.ports['web']}"
+    for _ in range(100):
+        code, listing = await get_json(url + "/api/matches?game=kalaha")
+        if listing["matches"]:
+            break
+        await task.deferLater(reactor, 0.05, lambda: None)
+    (summary,) = listing["matches"]
+    code, match = await get_json(f"{url}/api/matches/{summary['id']}")
+    assert (match["reason"], match["rated"], match["scores"]) == ("forfeit", True, [1.0, 0.0])
+    assert [(s["name"], s["kind"], s["rated"]) for s in match["seats"]] == [("alice", "player", True), ("bob", "player", True)]
+    assert all(s["rating_after"] is not None for s in match["seats"])
 
 
 @pytest_twisted.ensureDeferred

@@ -16,7 +16,7 @@ import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from gamed.records import RecordStore
-from tests.integration.support import LOOPBACK, connect, gamed_args, run, spawn, with_timeout
+from tests.integration.support import LOOPBACK, add_accounts, connect, gamed_args, run, spawn, with_timeout
 from tests.web.client import get_json
 
 _STORED = re.compile(r"table (\S+) stored as match (\d+)")
@@ -41,23 +41,6 @@ async def until(condition, seconds: float, what: str) -> None:
             return
         await task.deferLater(reactor, 0.05, lambda: None)
     raise AssertionError(f"timed out after {seconds} s waiting for {what}")
-
-
-_TOKEN = re.compile(r"token for (\S+): ([A-Za-z0-9_-]{16,128})")
-
-
-async def add_accounts(database, names) -> dict[str, str]:
-    """Register ``names`` with ``gamed player add`` (the accounts branch); returns their tokens."""
-    tokens = {}
-    for name in names:
-        code, out = await run(
-            [sys.executable, "-m", "gamed.cli", "player", "add", name, "--records", f"sqlite:{database}"], executable=None
-        )
-        assert code == 0, out
-        found = _TOKEN.search(out)
-        assert found and found[1] == name, out
-        tokens[name] = found[2]
-    return tokens
 
 
 class Game:

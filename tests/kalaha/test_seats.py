@@ -405,3 +405,22 @@ def test_a_token_sent_on_a_line_of_its_own_is_an_unknown_command_and_never_logge
     assert c.read()[0] == f"ERROR 400 unknown command {token[:20].upper()}; type HELP"
     text = repr(events)
     assert token not in text and token[:20] not in text
+
+
+def test_a_client_whose_login_is_being_checked_is_not_paired_as_a_guest(clock, accounts):
+    service = make_service(clock, accounts=accounts, pair_delay=0.5)
+    token = accounts.add("alice")
+    waiting = Client(service)
+    waiting.read()
+    clock.advance(0.5)
+    assert waiting.read() == ["WAIT waiting for an opponent"]
+    accounts.pending = True  # a slow database
+    c = Client(service)
+    c.read()
+    c.send(f"LOGIN alice {token}")
+    clock.advance(5)  # its pair delay is long over
+    assert c.read() == [] and waiting.read() == []
+    accounts.release()
+    assert c.read() == ["OK LOGIN alice"]
+    clock.advance(0)
+    assert c.read()[0] == f"START 1 B {waiting.player.name}" and waiting.read()[0] == "START 1 A alice"
