@@ -12,6 +12,7 @@ from twisted.internet.task import Clock
 from twisted.logger import capturedLogs
 from zope.interface.verify import verifyObject
 
+from gamed.identity import LoginError, Refusal
 from gamed.kalaha import ai
 from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer
 from gamed.seats import ISeatGame, ISeatHolder
@@ -424,3 +425,36 @@ def test_a_client_whose_login_is_being_checked_is_not_paired_as_a_guest(clock, a
     assert c.read() == ["OK LOGIN alice"]
     clock.advance(0)
     assert c.read()[0] == f"START 1 B {waiting.player.name}" and waiting.read()[0] == "START 1 A alice"
+
+
+def test_a_player_back_while_its_opponent_is_away_is_told_so(clock):
+    service = make_service(clock, move_time=0)
+    a, b = pair(service)
+    a.send("TOKEN")
+    token = a.read()[0].split()[1]
+    a.drop()
+    clock.advance(20)
+    b.drop()
+    back = Client(service)
+    back.read()
+    back.send(f"RESUME {token}")
+    assert back.read() == ["OK RESUME 1 A", "START 1 A bob", OPENING, "STRIKES 0 3", "AWAY B bob 60", "TURN A alice", "YOURMOVE - A1 A2 A3 A4 A5 A6"]
+    clock.advance(60)  # bob does not come back; no move was made: no result
+    assert back.read() == ["SCORE 0 0", "ABORT DISCONNECT bob disconnected", "BYE thanks for playing"]
+
+
+def test_a_shutdown_with_a_seat_away_aborts_and_its_token_is_dead(clock):
+    service = make_service(clock)
+    a, b = pair(service)
+    a.send("TOKEN")
+    token = a.read()[0].split()[1]
+    a.send("A3")
+    a.drop()
+    b.read()
+    service.startService()
+    service.stopService()
+    assert b.read() == ["SCORE 1 0", "ABORT SHUTDOWN the server is shutting down", "BYE thanks for playing"]
+    assert service.seats.games() == []
+    with pytest.raises(LoginError) as refused:
+        service.seats.find_token(token)
+    assert refused.value.refusal is Refusal.FINISHED
