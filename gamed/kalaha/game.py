@@ -1,29 +1,36 @@
 """One running Kalaha game: two seats, the rules, the move clock and the end of the game.
 
 A ``KalahaGame`` drives the rules through the shared ``TurnScheduler`` (one seat per turn, the move
-time limit as the deadline) and tells both players what happens through ``IKalahaPlayer``. Players
-may be network connections or the built-in computer player; the game does not know which.
+time limit as the deadline) and tells the players what happens through ``IKalahaPlayer``. Each
+player sits in a ``gamed.seats.Seat`` of the service's ``SeatBook``: a network player's seat is
+held by its connection, which may drop and come back (or be replaced by a new connection of the
+same player) while the game runs; the built-in computer player is a program seat the game drives
+itself. The game talks to whoever holds a seat now, and sends nothing to an away seat: its player
+gets the whole state when it is back.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import Attribute, Interface, implementer
 
+from gamed.identity import Identity
 from gamed.kalaha import ai, rules
-from gamed.kalaha.rules import A, B, Move, Outcome, Position, Reason, other
+from gamed.kalaha.rules import A, B, SIDES, Move, Outcome, Position, Reason, other
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
+from gamed.seats import ISeatGame, Seat, SeatBook
 
 
 class IKalahaPlayer(Interface):
-    """A seat at a Kalaha game, told about everything that happens in it."""
+    """Who plays a side of a Kalaha game, told about everything that happens in it."""
 
-    name = Attribute("The player's display name.")
+    identity = Attribute("The player's Identity (kind program: the daemon drives it, it never drops).")
+    host = Attribute("The client's address (None for a program).")
 
     def game_started(game: KalahaGame, side: str) -> None:
         """The game began; this player plays ``side``."""
@@ -34,12 +41,24 @@ class IKalahaPlayer(Interface):
     def your_move(game: KalahaGame, seconds: float | None) -> None:
         """It is this player's move; ``seconds`` are left to make it (None: no limit)."""
 
+    def game_resumed(game: KalahaGame, side: str) -> None:
+        """This player took ``side``'s seat back: it gets the whole state (``your_move`` follows
+        if it is to move)."""
+
+    def seat_away(game: KalahaGame, side: str, seconds: float | None) -> None:
+        """The player of ``side`` dropped; its seat is kept ``seconds`` more."""
+
+    def seat_back(game: KalahaGame, side: str) -> None:
+        """The player of ``side`` is back."""
+
     def game_ended(game: KalahaGame, outcome: Outcome) -> None:
         """The game is over; nothing more will follow."""
 
 
+@implementer(ISeatGame)
 class KalahaGame:
-    """Runs one game between ``players[A]`` and ``players[B]``; A moves first."""
+    """Runs one game between ``players[A]`` and ``players[B]``; A moves first. Each player gets a
+    seat of ``seats`` (a SeatBook without a grace when None: a drop forfeits at once)."""
 
     _log = Logger()
 
@@ -52,11 +71,22 @@ class KalahaGame:
         strikes: int = 3,
         on_end: Callable[[KalahaGame, Outcome], None] = lambda game, outcome: None,
         on_move: Callable[[KalahaGame, Move], None] | None = None,
+        seats: SeatBook | None = None,
     ):
         self.id = game_id
-        self.players = dict(players)
+        self.book = seats if seats is not None else SeatBook(clock, 0)
+        self.seats: dict[str, Seat] = {}
+        self._programs: dict[str, IKalahaPlayer] = {}  # the sides the game drives itself
+        for number, side in enumerate(SIDES):
+            player = players[side]
+            identity: Identity = player.identity
+            if identity.kind == "program":
+                self._programs[side] = player
+                self.seats[side] = self.book.seat(self, number, identity)
+            else:
+                self.seats[side] = self.book.seat(self, number, identity, player, getattr(player, "host", None))
         # Names cannot change once a game starts, so they are taken once, not on every move.
-        self.names = {side: player.name for side, player in self.players.items()}
+        self.names = {side: seat.identity.name for side, seat in self.seats.items()}
         self.position = Position.start()
         self.moves: list[Move] = []
         self.strike_limit = strikes
@@ -70,14 +100,22 @@ class KalahaGame:
         # Kalaha allows no pass, so the first timeout ends the game (one strike): it loses.
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
 
+    def player(self, side: str) -> IKalahaPlayer | None:
+        """Who plays ``side`` now: its connection, the program, or None while the seat is away."""
+        return self._programs.get(side) or self.seats[side].holder
+
+    def _present(self) -> Iterator[tuple[str, IKalahaPlayer]]:
+        for side in SIDES:
+            player = self.player(side)
+            if player is not None:
+                yield side, player
+
     def side_of(self, player: IKalahaPlayer) -> str:
-        for side, p in self.players.items():
-            if p is player:
+        """The side ``player`` plays now (KeyError for a connection that no longer holds a seat)."""
+        for side in SIDES:
+            if self.player(side) is player:
                 return side
         raise KeyError(player)
-
-    def opponent_of(self, player: IKalahaPlayer) -> IKalahaPlayer:
-        return self.players[other(self.side_of(player))]
 
     @property
     def over(self) -> bool:
@@ -91,11 +129,14 @@ class KalahaGame:
     def start(self) -> None:
         """Tell both players the game began and ask A for the first move."""
         self._log.info(
-            "kalaha game {game} started: A={a} B={b}", game=self.id, a=self.names[A], b=self.names[B]
+            "kalaha game {game} started: A={a} B={b}",
+            game=self.id,
+            a=self.seats[A].label(),
+            b=self.seats[B].label(),
         )
-        for side, player in self.players.items():
+        for side, player in self._present():
             player.game_started(self, side)
-        for player in self.players.values():
+        for _, player in self._present():
             player.position_changed(self, None)
         self._open_turn()
 
@@ -124,6 +165,7 @@ class KalahaGame:
             return False
         side = self.side_of(player)
         self.strikes[side] += 1
+        self.seats[side].strikes = self.strikes[side]
         if self.strike_limit and self.strikes[side] >= self.strike_limit:
             self._end(Reason.STRIKES, winner=other(side), culprit=side)
             return True
@@ -141,9 +183,14 @@ class KalahaGame:
             self._end(Reason.RESIGN, winner=other(side), culprit=side)
 
     def leave(self, player: IKalahaPlayer) -> None:
-        """``player`` disconnected: the game is aborted and the opponent told why."""
-        if not self.over:
-            self._end(Reason.DISCONNECT, winner=None, culprit=self.side_of(player))
+        """``player``'s connection is gone: its seat is away for the grace period (the opponent
+        is told), or forfeits at once without one. A connection that no longer holds a seat (a
+        newer connection of its player took it over) changes nothing."""
+        if self.over:
+            return
+        for side in SIDES:
+            if self.seats[side].holder is player:
+                self.book.drop(self.seats[side], player)
 
     def abort(self, reason: Reason = Reason.SHUTDOWN) -> None:
         if not self.over:
@@ -152,10 +199,42 @@ class KalahaGame:
     def remaining(self) -> float | None:
         return self._turns.remaining()
 
+    # --- ISeatGame: seats that come and go -----------------------------------------------------
+
+    def seat_away(self, seat: Seat) -> None:
+        side = SIDES[seat.number]
+        self._log.info("kalaha game {game}: {seat} is away", game=self.id, seat=seat.label())
+        left = self.book.grace_left(seat)
+        for _, player in self._present():
+            player.seat_away(self, side, left)
+
+    def seat_back(self, seat: Seat) -> None:
+        side = SIDES[seat.number]
+        holder = seat.holder
+        holder.game_resumed(self, side)
+        if not self.over and side == self.position.to_move and self._turns.is_open_for(side):
+            holder.your_move(self, self._turns.remaining())
+        for other_side, player in self._present():
+            if other_side != side:
+                player.seat_back(self, side)
+
+    def seat_forfeited(self, seat: Seat) -> None:
+        if self.over:
+            return
+        side = SIDES[seat.number]
+        if self.moves:
+            self._end(Reason.FORFEIT, winner=other(side), culprit=side)
+        else:  # nothing was played yet: no result
+            self._end(Reason.DISCONNECT, winner=None, culprit=side)
+
+    # --- turns -----------------------------------------------------------------------------------
+
     def _open_turn(self) -> None:
         side = self.position.to_move
         self._turns.open([side])
-        self.players[side].your_move(self, self._turns.remaining())
+        player = self.player(side)
+        if player is not None:  # an away player's clock runs on; it is asked when it is back
+            player.your_move(self, self._turns.remaining())
 
     def _turn_closed(self, turn: Turn) -> None:
         if self.over:
@@ -167,7 +246,7 @@ class KalahaGame:
         move: Move = turn.actions[side][-1]
         self.position = move.position
         self.moves.append(move)
-        for player in self.players.values():
+        for _, player in self._present():
             player.position_changed(self, move)
         if self._on_move is not None:
             self._on_move(self, move)
@@ -179,16 +258,18 @@ class KalahaGame:
     def _end(self, reason: Reason, winner: str | None, culprit: str | None) -> None:
         self._turns.stop()
         self.outcome = Outcome(reason, winner, culprit, self.position)
+        present = list(self._present())  # before the seats are closed
+        self.book.finish(self)
         self._log.info(
             "kalaha game {game} ended: {reason}, winner {winner}, score {a}-{b}, {moves} moves",
             game=self.id,
             reason=reason.value,
-            winner=winner or "none",
+            winner="none" if winner is None else self.seats[winner].label(),
             a=self.position.store(A),
             b=self.position.store(B),
             moves=len(self.moves),
         )
-        for player in self.players.values():
+        for _, player in present:
             player.game_ended(self, self.outcome)
         self._on_end(self, self.outcome)
 
@@ -200,6 +281,8 @@ class ComputerPlayer:
 
     _log = Logger()
 
+    host = None
+
     def __init__(
         self,
         level: ai.Level,
@@ -209,6 +292,7 @@ class ComputerPlayer:
     ):
         self.level = level
         self.name = f"computer-{level.name}"
+        self.identity = Identity(self.name, "program")
         self._clock = clock
         self._rng = rng
         self._think = think
@@ -233,6 +317,15 @@ class ComputerPlayer:
         except rules.IllegalMove as e:
             self._log.error("computer player move {pit} refused: {e}", pit=pit, e=e)
             game.strike(self)
+
+    def game_resumed(self, game: KalahaGame, side: str) -> None:  # pragma: no cover - never drops
+        pass
+
+    def seat_away(self, game: KalahaGame, side: str, seconds: float | None) -> None:
+        pass
+
+    def seat_back(self, game: KalahaGame, side: str) -> None:
+        pass
 
     def game_ended(self, game: KalahaGame, outcome: Outcome) -> None:
         pass

@@ -28,8 +28,7 @@ def _stones(final_state: Any) -> list[float] | None:
 def _service(ctx: GameContext):
     from gamed.kalaha.service import KalahaService
 
-    # players=ctx.players goes here once KalahaService takes the seat model (issue 14).
-    kalaha = KalahaService(ctx.cfg.kalaha, ctx.limits, ctx.reactor, think=ctx.think, hub=ctx.hub)
+    kalaha = KalahaService(ctx.cfg.kalaha, ctx.limits, ctx.reactor, think=ctx.think, hub=ctx.hub, players=ctx.players)
     return kalaha, {"kalaha": kalaha.port_factory}
 
 

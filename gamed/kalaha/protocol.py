@@ -1,7 +1,8 @@
 """The Kalaha line protocol: one connection is one player, in the lobby or at a game.
 
 Thin by design: lines are parsed and rendered by ``gamed.kalaha.wire``, moves are judged by the
-game and the rules, pairing is done by the service's lobby. See ``docs/protocols/kalaha.md``.
+game and the rules, pairing is done by the service's lobby, logging in and taking a seat back by
+the shared ``gamed.login.LoginCommands``. See ``docs/protocols/kalaha.md``.
 """
 
 from __future__ import annotations
@@ -12,22 +13,29 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 from zope.interface import implementer
 
+from gamed import textwire
+from gamed.identity import Identity, LoginError, Refusal
 from gamed.names import valid_name
 from gamed.kalaha import ai, wire
 from gamed.kalaha.game import IKalahaPlayer, KalahaGame
-from gamed.kalaha.rules import A, B, IllegalMove, Move, Outcome, other
+from gamed.kalaha.rules import A, B, SIDES, IllegalMove, Move, Outcome, other
 from gamed.kalaha.wire import Code
 from gamed.gameservice import PlayerFactory
 from gamed.lobby import LobbyError
+from gamed.login import LoginCommands
+from gamed.seats import ISeatHolder, Seat
 from gamed.textline import CommandProtocol
 
 if TYPE_CHECKING:
     from gamed.kalaha.service import KalahaService
 
+_CHECKS = frozenset({"login", "name"})  # the pauses of LoginCommands while a check runs
 
-@implementer(IKalahaPlayer)
-class KalahaProtocol(CommandProtocol):
-    """A player connected over TCP (a person with telnet/nc or a program)."""
+
+@implementer(IKalahaPlayer, ISeatHolder)
+class KalahaProtocol(LoginCommands, CommandProtocol):
+    """A player connected over TCP (a person with telnet/nc or a program): a guest (named
+    ``guest<n>`` until it sends NAME) or, after LOGIN, a registered account."""
 
     _log = Logger()
     wire = wire
@@ -35,21 +43,31 @@ class KalahaProtocol(CommandProtocol):
     def __init__(self, service: KalahaService, number: int):
         super().__init__(service.limits, service.clock, service.batch)
         self.service = service
-        self.name = f"guest{number}"
-        self.named = False  # True once the player gave a name (only named players are rated)
+        self.identity = Identity(f"guest{number}")
         self.game: KalahaGame | None = None
+        self.side: str | None = None
         self.board_on = service.config.board
         self.strike_people = service.config.strike_people
         self._join_call = None
+        self._join_due = False  # the pair delay is over, but a guest may not play here: wait for LOGIN
+        self._resuming = False  # the RESUME command is being answered (its OK line is due)
 
     def __repr__(self) -> str:
         return f"<KalahaProtocol {self.name} {self.peer}>"
+
+    @property
+    def name(self) -> str:
+        return self.identity.name
 
     # --- connection ------------------------------------------------------------------------
 
     def on_connect(self) -> None:
         self.service.connected(self)
-        self.send_lines([wire.hello(), "INFO Welcome to Kalaha. Type HELP for the commands."])
+        self.service.name_changed(self)
+        lines = [wire.hello(), "INFO Welcome to Kalaha. Type HELP for the commands."]
+        if not self.service.players.guests:
+            lines.append(f"INFO {Refusal.GUESTS_OFF.value}")
+        self.send_lines(lines)
         delay = self.service.config.pair_delay
         if delay:
             self._join_call = self.clock.callLater(delay, self._auto_join)
@@ -63,6 +81,9 @@ class KalahaProtocol(CommandProtocol):
         if self.game is not None and not self.game.over:
             self._log.info("{name} ({peer}) left game {game}", name=self.name, peer=self.peer, game=self.game.id)
             self.game.leave(self)
+            if self.seat is not None and self.seat.away:
+                self.service.name_changed(self.seat)  # its name stays taken while the seat is away
+        self.service.name_released(self)
 
     def shutdown(self) -> None:
         """The server is stopping: a waiting player is told so and disconnected."""
@@ -76,14 +97,40 @@ class KalahaProtocol(CommandProtocol):
             return self._error(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
         if self.game is not None:
             return self._error(Code.NOT_NOW, "you cannot change your name during a game")
-        self.name = args[0]
-        self.named = True
+        name = args[0]
+        if self.service.name_in_use(name, self):
+            return self.login_refused(LoginError(Refusal.NAME_IN_USE, name))
+        self.check_guest_name(name, self._named)
+
+    def _named(self, identity: Identity) -> None:
+        if self.game is not None:  # seated while the name was checked
+            return self._error(Code.NOT_NOW, "you cannot change your name during a game")
+        if self.service.name_in_use(identity.name, self):  # taken while it was checked
+            return self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
+        self._rename(identity)
         self.send_lines([f"OK NAME {self.name}"])
+        self._join_if_due()
+
+    def _rename(self, identity: Identity) -> None:
+        self.identity = identity
+        self.service.name_changed(self)
+
+    def _resume_seat(self, args: list[str]) -> None:
+        self._resuming = True
+        try:
+            self.resume_command(args)
+        finally:
+            self._resuming = False
+
+    def _token(self, args: list[str]) -> None:
+        if args:
+            return self._error(Code.BAD_ARGUMENTS, "usage: TOKEN")
+        self.token_command(args)
 
     def _table(self, args: list[str]) -> None:
         if len(args) > 1 or (args and not valid_name(args[0])):
             return self._error(Code.BAD_ARGUMENTS, "usage: TABLE [<table>] (1-32 letters, digits, _ . -)")
-        if self._not_in_lobby():
+        if self._not_in_lobby() or self._guest_refused():
             return
         table = args[0] if args else None
         self.send_lines([f"OK TABLE {table or '-'}"])
@@ -92,7 +139,7 @@ class KalahaProtocol(CommandProtocol):
     def _meet(self, args: list[str]) -> None:
         if len(args) != 1 or not valid_name(args[0]):
             return self._error(Code.BAD_ARGUMENTS, "usage: MEET <name>")
-        if self._not_in_lobby():
+        if self._not_in_lobby() or self._guest_refused():
             return
         if args[0] == self.name:
             return self._error(Code.BAD_ARGUMENTS, "you cannot meet yourself")
@@ -102,7 +149,7 @@ class KalahaProtocol(CommandProtocol):
         self._join(table, f"for {args[0]} to send MEET {self.name}")
 
     def _computer(self, args: list[str]) -> None:
-        if self._not_in_lobby():
+        if self._not_in_lobby() or self._guest_refused():
             return
         if not self.service.config.computer:
             return self._error(Code.UNAVAILABLE, "the computer player is switched off on this server")
@@ -143,7 +190,7 @@ class KalahaProtocol(CommandProtocol):
             return self.send_lines([f"OK BOARD {switch}"])
         if self.game is None:
             return self._error(Code.NOT_NOW, "you are not in a game yet")
-        self.send_lines(wire.board(self.game.position, self.game.side_of(self)))
+        self.send_lines(wire.board(self.game.position, self.side))
 
     def _position(self, args: list[str]) -> None:
         if self.game is None:
@@ -176,6 +223,9 @@ class KalahaProtocol(CommandProtocol):
         "RESIGN": _resign,
         "PING": CommandProtocol._ping,
         "QUIT": _quit,
+        "LOGIN": LoginCommands.login_command,
+        "RESUME": _resume_seat,
+        "TOKEN": _token,
     }
 
     # --- lobby -----------------------------------------------------------------------------
@@ -186,10 +236,29 @@ class KalahaProtocol(CommandProtocol):
             return True
         return False
 
+    def _guest_refused(self) -> bool:
+        """A guest on a server that admits registered players only is refused (423)."""
+        if self.identity.guest and not self.service.players.guests:
+            self.login_refused(LoginError(Refusal.GUESTS_OFF))
+            return True
+        return False
+
     def _auto_join(self) -> None:
         self._join_call = None
         if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing:
+            if self._paused & _CHECKS:  # its login or name is being checked: join once answered
+                self._join_due = True
+                return
+            if self.identity.guest and not self.service.players.guests:
+                self._join_due = True  # paired once it has logged in
+                return
             self._join(None, "for an opponent")
+
+    def _join_if_due(self) -> None:
+        """A check has been answered: join the general queue now if the pair delay is over. From
+        the clock, so that a seat the login takes back is taken first."""
+        if self._join_due and self.game is None and self._join_call is None and not self.closing:
+            self._join_call = self.clock.callLater(0, self._auto_join)
 
     def _cancel_auto_join(self) -> None:
         if self._join_call is not None and self._join_call.active():
@@ -198,6 +267,7 @@ class KalahaProtocol(CommandProtocol):
 
     def _join(self, table: str | None, what: str) -> None:
         self._cancel_auto_join()
+        self._join_due = False
         lobby = self.service.lobby
         lobby.leave(self)
         try:
@@ -208,13 +278,55 @@ class KalahaProtocol(CommandProtocol):
             self.send_lines([f"WAIT waiting {what}"])
 
     def seat_in(self, game: KalahaGame) -> str:
-        return game.side_of(self)
+        return self.side
+
+    # --- LoginCommands: how logging in and coming back are worded ---------------------------------
+
+    def seated(self) -> bool:
+        return self.game is not None
+
+    def login_ok(self, identity: Identity) -> None:
+        self._rename(identity)
+        self.send_lines([f"OK LOGIN {identity.name}"])
+        self._join_if_due()
+
+    def login_refused(self, error: LoginError) -> None:
+        self._error(textwire.REFUSAL_CODES[error.refusal], error.text)
+        self._join_if_due()
+
+    def login_usage(self, text: str) -> None:
+        self._error(Code.BAD_ARGUMENTS, text)
+
+    def take_seat(self, seat: Seat) -> None:
+        self._cancel_auto_join()
+        self._join_due = False
+        self.service.lobby.leave(self)
+        self.service.name_released(seat)
+        self._rename(seat.identity)
+        self.game = seat.game
+        self.side = SIDES[seat.number]
+
+    def resume_ok(self, seat: Seat) -> None:
+        if self._resuming:
+            self.send_lines([f"OK RESUME {seat.game.id} {SIDES[seat.number]}"])
+
+    def token_reply(self, seat: Seat) -> None:
+        self.send_lines([f"TOKEN {seat.resume_token}"])
+
+    # --- ISeatHolder -----------------------------------------------------------------------
+
+    def seat_replaced(self, seat: Seat) -> None:
+        """Another connection of this player took the seat: this one says why and closes."""
+        self.game = self.seat = None
+        self.close("a new connection took its seat", ["BYE your seat was taken back by a new connection"])
 
     # --- IKalahaPlayer ---------------------------------------------------------------------
 
     def game_started(self, game: KalahaGame, side: str) -> None:
         self._cancel_auto_join()
         self.game = game
+        self.side = side
+        self.seat = game.seats[side]
         self.note_activity()
         self.send_lines([wire.start(game.id, side, game.names[other(side)])])
 
@@ -223,7 +335,7 @@ class KalahaProtocol(CommandProtocol):
         lines = [] if move is None else [wire.played(move)]
         lines.append(wire.position(game.position))
         if self.board_on:
-            lines.extend(wire.board(game.position, game.side_of(self)))
+            lines.extend(wire.board(game.position, self.side))
         if not game.position.over:
             lines.append(wire.turn(game.position, game.names))
         self.send_lines(lines)
@@ -231,9 +343,32 @@ class KalahaProtocol(CommandProtocol):
     def your_move(self, game: KalahaGame, seconds: float | None) -> None:
         self.send_lines([wire.your_move(game.position, seconds)])
 
+    def game_resumed(self, game: KalahaGame, side: str) -> None:
+        self.note_activity()
+        opponent = other(side)
+        lines = [wire.start(game.id, side, game.names[opponent]), wire.position(game.position)]
+        if self.board_on:
+            lines.extend(wire.board(game.position, side))
+        lines.append(wire.strikes(game.strikes[side], game.strike_limit))
+        away = game.seats[opponent]
+        if away.away:
+            lines.append(wire.away(opponent, away.name, game.book.grace_left(away)))
+        if not game.position.over:
+            lines.append(wire.turn(game.position, game.names))
+        self.send_lines(lines)
+
+    def seat_away(self, game: KalahaGame, side: str, seconds: float | None) -> None:
+        self.note_activity()
+        self.send_lines([wire.away(side, game.names[side], seconds)])
+
+    def seat_back(self, game: KalahaGame, side: str) -> None:
+        self.note_activity()
+        self.send_lines([wire.back(side, game.names[side])])
+
     def game_ended(self, game: KalahaGame, outcome: Outcome) -> None:
-        lines = wire.game_over(outcome, game.side_of(self), game.names, game.strike_limit, game.move_time)
+        lines = wire.game_over(outcome, self.side, game.names, game.strike_limit, game.move_time, game.book.grace)
         self.game = None  # the game keeps its players; dropping it here leaves no cycle to collect
+        self.seat = None
         self.close(f"game {game.id} over ({outcome.reason.value})", lines, routine=True)
 
 

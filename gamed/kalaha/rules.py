@@ -187,12 +187,14 @@ def play(position: Position, pit: int) -> Move:
 
 
 class Reason(enum.Enum):
-    """How a game ended. The first four are results (a timeout loses); the others abort the game."""
+    """How a game ended. The first five are results (a timeout and a forfeit lose); the others
+    abort the game."""
 
     END = "END"
     RESIGN = "RESIGN"
     STRIKES = "STRIKES"
     TIMEOUT = "TIMEOUT"
+    FORFEIT = "FORFEIT"  # a seat that dropped did not come back within the grace period
     DISCONNECT = "DISCONNECT"
     SHUTDOWN = "SHUTDOWN"
 

@@ -1,6 +1,8 @@
-"""The Kalaha service: owns the lobby, the running games and the connections of one daemon.
+"""The Kalaha service: owns the lobby, the running games, their seats and the connections of one
+daemon.
 
-Listening ports are added as child services by ``gamed.tap``; ``port_factory`` gives the factory
+Who plays is the daemon's ``Players`` (logins, guests' names); each game's players sit in seats of
+the service's ``SeatBook``, which keeps a dropped player's seat for the grace period. Listening ports are added as child services by ``gamed.tap``; ``port_factory`` gives the factory
 they serve, already wrapped in the connection limits.
 """
 
@@ -15,7 +17,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from gamed.config import KalahaConfig, Limits
+from gamed.config import KalahaConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
 from gamed.kalaha import ai, rules, wire
 from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
@@ -23,8 +25,9 @@ from gamed.kalaha.protocol import KalahaFactory
 from gamed.kalaha.rules import A, B, Move, Outcome, Reason, other
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
-from gamed.records import Seat
+from gamed.players import Players
 from gamed.ratings import winner_scores
+from gamed.seats import SeatBook, record_seat
 from gamed.textline import ConnectionLimits, WriteBatch
 
 
@@ -47,14 +50,28 @@ class KalahaService(GameService):
         rng: random.Random | None = None,
         think: Callable[[Callable[[], int]], Deferred] = run_inline,
         hub: LiveHub | None = None,
+        players: Players | None = None,
+        grace: float | None = None,
     ):
         super().__init__(limits, clock)
         self.hub = hub
+        # Without the daemon's Players (unit tests, a daemon without records): guests only.
+        self.players = players if players is not None else Players(PlayersConfig(), None, clock)
+        if grace is None:
+            grace = self.players.config.grace if config.grace is None else config.grace
+        self.seats = SeatBook(clock, grace)
+        self._by_name: dict[str, set] = {}  # name -> the connections that use it now
+        self._name_of: dict = {}  # connection -> its name in _by_name
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.config = config
         self.rng = rng or random.Random()
         self.think = think
-        self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True))
+        self.lobby = Lobby(
+            2,
+            self._seat,
+            alive=lambda p: getattr(p, "connected", True),
+            key=lambda p: p.identity.account_id,  # one account's two connections never meet
+        )
         self.games: dict[int, KalahaGame] = {}
         self.finished = 0
         self._ids = itertools.count(1)
@@ -67,6 +84,27 @@ class KalahaService(GameService):
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, wire.refusal)
 
     # --- called by protocols ---------------------------------------------------------------
+
+    def name_changed(self, user) -> None:
+        """``user`` (a connection, or an away seat whose player may come back) goes by
+        ``user.name`` now; its old name is free again."""
+        self.name_released(user)
+        self._name_of[user] = user.name
+        self._by_name.setdefault(user.name, set()).add(user)
+
+    def name_released(self, user) -> None:
+        """``user`` is gone (or back at its seat): its name is free."""
+        old = self._name_of.pop(user, None)
+        if old is not None:
+            users = self._by_name[old]
+            users.discard(user)
+            if not users:
+                del self._by_name[old]
+
+    def name_in_use(self, name: str, asker) -> bool:
+        """True when another connection goes by ``name`` now, or a seat of that name is away:
+        a guest may not take it."""
+        return any(user is not asker for user in self._by_name.get(name, ()))
 
     def play_computer(self, player: IKalahaPlayer, level: ai.Level, side: str) -> KalahaGame:
         """Start a game between ``player`` (on ``side``) and the computer at ``level``."""
@@ -94,6 +132,7 @@ class KalahaService(GameService):
             strikes=self.config.strikes,
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,
+            seats=self.seats,
         )
         self.games[game.id] = game
         if self.hub is not None:
@@ -103,6 +142,8 @@ class KalahaService(GameService):
 
     def _ended(self, game: KalahaGame, outcome: Outcome) -> None:
         self.games.pop(game.id, None)
+        for seat in game.seats.values():
+            self.name_released(seat)  # an away seat's name
         self.finished += 1
         table = self.live.pop(game.id, None)
         if table is not None:
@@ -116,15 +157,7 @@ class KalahaService(GameService):
     # --- spectators ------------------------------------------------------------------------
 
     def _open_table(self, game: KalahaGame) -> LiveTable:
-        seats = [
-            Seat(
-                seat,
-                game.names[side],
-                rated=getattr(game.players[side], "named", True),
-                kind="computer" if isinstance(game.players[side], ComputerPlayer) else "player",
-            )
-            for seat, side in enumerate((A, B))
-        ]
+        seats = [record_seat(game.seats[A]), record_seat(game.seats[B])]
         options = {"pits": rules.PITS_PER_SIDE, "stones": rules.STONES_PER_PIT, "move_time": game.move_time}
         return self.hub.open("kalaha", seats, options, rules.spectator_state(game.position), self._clocks(game, A))
 

@@ -61,6 +61,9 @@ COMMANDS = (
     ("RESIGN", "", "give up the game"),
     ("PING", "", "answered PONG"),
     ("QUIT", "", "leave (resigns a running game)"),
+    ("LOGIN", "<name> <token>", "play as your registered account (before your game starts, or to come back to it)"),
+    ("RESUME", "<token>", "take your seat back after your connection dropped (the token from TOKEN)"),
+    ("TOKEN", "", "in a game: the resume token that takes your seat back if your connection drops"),
 )
 
 
@@ -98,9 +101,15 @@ def your_move(pos: Position, seconds_left: float | None) -> str:
 
 
 def game_over(
-    outcome: Outcome, me: str, names: dict[str, str], strike_limit: int, move_time: float | None
+    outcome: Outcome,
+    me: str,
+    names: dict[str, str],
+    strike_limit: int,
+    move_time: float | None,
+    grace: float | None = None,
 ) -> list[str]:
-    """The last lines a player receives: ``SCORE``, then ``RESULT`` or ``ABORT``, then ``BYE``."""
+    """The last lines a player receives: ``SCORE``, then ``RESULT`` or ``ABORT``, then ``BYE``.
+    ``grace`` is how long a dropped seat was kept (a forfeit's text says it)."""
     pos = outcome.position
     culprit = None if outcome.culprit is None else names[outcome.culprit]
     who = "you" if outcome.culprit == me else culprit
@@ -119,10 +128,27 @@ def game_over(
             text = f"{who} made {strike_limit} protocol errors"
         elif reason is Reason.TIMEOUT:
             text = f"{who} did not move within {seconds(move_time)} s"
+        elif reason is Reason.FORFEIT:
+            text = f"{who} did not come back within {seconds(grace)} s" if grace else f"{who} left the game"
         else:
             text = f"{pos.store(me)} to {pos.store(other(me))}"
         last = f"RESULT {result} {reason.value} {text}"
     return [f"SCORE {pos.store(A)} {pos.store(B)}", last, "BYE thanks for playing"]
+
+
+def away(side: str, name: str, seconds_left: float | None) -> str:
+    """``AWAY <side> <name> <seconds>``: that player dropped; its seat is kept this long."""
+    return f"AWAY {side} {name} {seconds(seconds_left)}"
+
+
+def back(side: str, name: str) -> str:
+    """``BACK <side> <name>``: that player is back at its seat."""
+    return f"BACK {side} {name}"
+
+
+def strikes(count: int, limit: int) -> str:
+    """``STRIKES <n> <limit>``: your strikes in this game so far and the limit (0: none)."""
+    return f"STRIKES {count} {limit}"
 
 
 def help_lines() -> list[str]:

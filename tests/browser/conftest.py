@@ -16,9 +16,11 @@ import importlib.util
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -109,11 +111,22 @@ def wait_for(driver, condition, what: str, timeout: float = WAIT):
 class Site:
     """The running daemon: its ports, its log, its HTTP API."""
 
-    def __init__(self, proc: subprocess.Popen, ports: dict[str, int], output: list[str], records: pathlib.Path | None = None):
+    def __init__(self, proc: subprocess.Popen, ports: dict[str, int], output: list[str], records: pathlib.Path):
         self.proc = proc
         self.ports = ports
         self.output = output
-        self.records = records  # its SQLite records database
+        self.records = records  # its SQLite database
+
+    def add_account(self, name: str) -> str:
+        """Register ``name`` with ``gamed player add`` (the accounts branch); returns its token."""
+        done = subprocess.run(
+            [sys.executable, "-m", "gamed.cli", "player", "add", name, "--records", f"sqlite:{self.records}"],
+            cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=30,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        found = re.search(r"token for (\S+): ([A-Za-z0-9_-]{16,128})", done.stdout)
+        assert found and found[1] == name, done.stdout
+        return found[2]
 
     @property
     def url(self) -> str:
@@ -151,8 +164,9 @@ def site(browser, tmp_path_factory):
     state = tmp_path_factory.mktemp("state")
     records = state / "gamed.sqlite"
     config = flag_capture_config(state)
-    # A Virtual Fight AI that leaves forfeits at once (the board test ends its game that way).
-    config.write_text(config.read_text() + "[fight]\ngrace = 0\n")
+    # A Virtual Fight AI that leaves forfeits at once (the board test ends its game that way); a
+    # Kalaha player who drops forfeits (or, before any move, the game ends) a second later.
+    config.write_text(config.read_text() + "\n[fight]\ngrace = 0\n[kalaha]\ngrace = 1\n")
     args = gamed_args(
         "--config", str(config),
         "--web", LOOPBACK, "--records", str(records), "--max-per-peer", "0", "--line-rate", "0",

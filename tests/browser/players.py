@@ -9,14 +9,19 @@ from tests.browser.conftest import LineSocket
 
 
 class KalahaGame:
-    """Two Kalaha players at a named table. ``position`` is the last POSITION both were sent:
+    """Two Kalaha players at a named table (guests, or accounts with ``tokens``). ``position`` is the last POSITION both were sent:
     ``(pits, stores, to_move)`` with ``pits[seat]`` in sowing order (seat 0 = side A)."""
 
-    def __init__(self, connect, names: tuple[str, str], table: str, rng: random.Random | None = None):
+    def __init__(
+        self, connect, names: tuple[str, str], table: str, rng: random.Random | None = None, tokens=None
+    ):
         self.rng = rng or random.Random(7)
         clients = [connect("kalaha"), connect("kalaha")]
         for c, name in zip(clients, names):
-            c.send("BOARD OFF", f"NAME {name}", f"TABLE {table}")
+            # With ``tokens`` (name -> token) the players log in as those accounts (rated);
+            # otherwise they are named guests.
+            who = f"LOGIN {name} {tokens[name]}" if tokens else f"NAME {name}"
+            c.send("BOARD OFF", who, f"TABLE {table}")
             c.expect("OK TABLE")
         self.side: dict[str, LineSocket] = {}
         self.names: dict[str, str] = {}

@@ -11,7 +11,8 @@ pytestmark = pytest.mark.integration
 
 
 def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
-    game = KalahaGame(connect, ("kate", "liam"), "ppage")
+    tokens = {name: site.add_account(name) for name in ("kate", "liam")}
+    game = KalahaGame(connect, ("kate", "liam"), "ppage", tokens=tokens)
     game.play_to_end()
 
     def ours(data):
@@ -41,6 +42,15 @@ def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
     live = "kate is not playing right now."
     wait_for(page, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#player-games tr.empty") if r.text == live], live)
     screenshot(page, "player-page")
+
+    # Both are on the leaderboard, best first.
+    page.get(f"{site.url}/ratings.html?game=kalaha")
+    wait_for(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ratings tr[data-name]")) >= 2, "the leaderboard")
+    rows = {r.get_attribute("data-name"): r for r in page.find_elements(By.CSS_SELECTOR, "#ratings tr[data-name]")}
+    assert {"kate", "liam"} <= rows.keys()
+    ratings = [float(r.get_attribute("data-rating")) for r in rows.values()]
+    assert ratings == sorted(ratings, reverse=True), "best first"
+    assert rows["kate"].find_element(By.CSS_SELECTOR, "td.games").text == "1"
 
 
 def test_a_name_that_never_played_is_said_so_without_an_error(site, page):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import os
 import pathlib
+import re
 import signal
 import sys
 
@@ -271,3 +272,20 @@ async def run(args, executable=TWISTD, env=None, timeout: float = 30) -> tuple[i
         killer.cancel()
     return code, proc.text
 
+
+_TOKEN = re.compile(r"token for (\S+): ([A-Za-z0-9_-]{16,128})")
+
+
+async def add_accounts(database, names) -> dict[str, str]:
+    """Register ``names`` in the SQLite records ``database`` with ``gamed player add`` (the
+    returns their tokens."""
+    tokens = {}
+    for name in names:
+        code, out = await run(
+            [sys.executable, "-m", "gamed.cli", "player", "add", name, "--records", f"sqlite:{database}"], executable=None
+        )
+        assert code == 0, out
+        found = _TOKEN.search(out)
+        assert found and found[1] == name, out
+        tokens[name] = found[2]
+    return tokens

@@ -5,19 +5,44 @@ import random
 
 import pytest
 import pytest_twisted
-from twisted.internet import defer
+from twisted.internet import defer, reactor, task
 
 from tests.docsessions import sessions
-from tests.integration.support import connect, gamed_args, spawn, take_seats, with_timeout
+from tests.integration.support import add_accounts, connect, gamed_args, spawn, take_seats, with_timeout
+from tests.web.client import get_json
 
 # The examples need time to send their first lines before the pair delay seats them.
 DOC_ARGS = ("--kalaha-pair-delay", "1.5")
 
 
-@pytest.mark.parametrize("session", sessions("kalaha.md"), ids=lambda s: s.title)
+def needs_known_tokens(session) -> bool:
+    """Sessions that show an account's token or a resume token, which only the in-memory replay
+    can make the server use (tests/kalaha/test_doc_sessions.py)."""
+    return any(s.kind == ">" and s.text.split()[0].upper() in ("LOGIN", "RESUME", "TOKEN") for s in session.steps)
+
+
+DAEMON_SESSIONS = [s for s in sessions("kalaha.md") if not needs_known_tokens(s)]
+GRACE = {"A seat not back in time forfeits": 2}  # as in tests/kalaha/test_doc_sessions.py
+
+
+def test_the_daemon_replays_every_session_without_tokens():
+    assert [s.title for s in DAEMON_SESSIONS] == [
+        "Two people with telnet",
+        "Two programs, a complete game",
+        "Playing the computer",
+        "A seat not back in time forfeits",
+    ]
+
+
+@pytest.mark.parametrize("session", DAEMON_SESSIONS, ids=lambda s: s.title)
 @pytest_twisted.ensureDeferred
-async def test_documented_session_replays_byte_for_byte(start_daemon, session):
-    daemon = await start_daemon(*DOC_ARGS)
+async def test_documented_session_replays_byte_for_byte(start_daemon, session, tmp_path):
+    args = DOC_ARGS
+    if session.title in GRACE:
+        conf = tmp_path / "gamed.conf"
+        conf.write_text(f"[kalaha]\ngrace = {GRACE[session.title]}\n")
+        args = (*args, "--config", str(conf))
+    daemon = await start_daemon(*args)
     clients = {}
     for n, step in enumerate(session.steps, 1):
         if step.client not in clients:
@@ -25,6 +50,9 @@ async def test_documented_session_replays_byte_for_byte(start_daemon, session):
         c = clients[step.client]
         if step.kind == ">":
             c.send(step.text)
+        elif step.kind == ":" and step.text == "drops":
+            assert not c.lines, f"step {n}: {step.client} got lines the session does not show"
+            c.transport.loseConnection()
         elif step.kind == "<":
             got = await with_timeout(c.next_line(), 10, f"step {n}: {step.client}< {step.text}")
             assert got == step.text, f"step {n}"
@@ -114,9 +142,16 @@ async def test_plain_connections_pair_in_arrival_order(start_daemon):
     assert starts[0].split()[1] == starts[1].split()[1] != starts[2].split()[1] == starts[3].split()[1]
 
 
+def grace_config(tmp_path, grace: float) -> str:
+    """A config file with Kalaha's grace and no move time limit (no timeout can end the game)."""
+    conf = tmp_path / "gamed.conf"
+    conf.write_text(f"[kalaha]\nmove_time = 0\ngrace = {grace}\n")
+    return str(conf)
+
+
 @pytest_twisted.ensureDeferred
-async def test_disconnect_mid_game_sends_the_documented_abort(start_daemon):
-    daemon = await start_daemon()
+async def test_a_seat_that_drops_is_away_and_forfeits_when_the_grace_ends(start_daemon, tmp_path):
+    daemon = await start_daemon("--config", grace_config(tmp_path, 1))
     a, b = await connect(daemon.port), await connect(daemon.port)
     a.send("NAME alice")
     b.send("NAME bob")
@@ -125,11 +160,107 @@ async def test_disconnect_mid_game_sends_the_documented_abort(start_daemon):
     a.send("A3")
     await b.expect("YOURMOVE")
     a.transport.loseConnection()
-    assert await b.expect("SCORE") == "SCORE 1 0"
-    assert await b.next_line() == "ABORT DISCONNECT alice disconnected"
+    assert await b.expect("AWAY") == "AWAY A alice 1"
+    assert await b.next_line() == "SCORE 1 0"
+    assert await b.next_line() == "RESULT WIN FORFEIT alice did not come back within 1 s"
     assert (await b.next_line()).startswith("BYE")
     await b.wait_closed()
-    assert "left game" in daemon.text
+    assert "left game" in daemon.text and "did not come back within 1 s" in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_guest_takes_its_seat_back_with_its_resume_token_and_finishes(start_daemon, tmp_path):
+    daemon = await start_daemon("--config", grace_config(tmp_path, 30))
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("BOARD OFF", "NAME alice")
+    b.send("BOARD OFF", "NAME bob")
+    await take_seats("r", a, b)
+    game = (await a.expect("START")).split()[1]
+    await a.expect("YOURMOVE")
+    a.send("A3", "TOKEN")
+    token = (await a.expect("TOKEN")).split()[1]
+    await b.expect("YOURMOVE")
+    a.transport.loseConnection()
+    assert await b.expect("AWAY") == "AWAY A alice 30"
+    # Nobody else gets alice's name, let alone her seat.
+    thief = await connect(daemon.port)
+    thief.send("NAME alice", "RESUME " + "x" * 24)
+    assert await thief.expect("ERROR") == "ERROR 432 another player here uses that name just now (alice)"
+    assert await thief.expect("ERROR") == "ERROR 427 unknown resume token"
+    thief.transport.loseConnection()
+    back = await connect(daemon.port)
+    back.send("BOARD OFF", f"RESUME {token}")
+    assert await back.expect("OK") == "OK BOARD OFF"
+    assert [await back.next_line() for _ in range(5)] == [
+        f"OK RESUME {game} A",
+        f"START {game} A bob",
+        "POSITION 6 6 0 7 7 7 1 7 7 6 6 6 6 0 B",
+        "STRIKES 0 3",
+        "TURN B bob",
+    ]
+    assert await b.expect("BACK") == "BACK A alice"
+    b.send("B1")
+    assert await back.expect("PLAYED") == "PLAYED B B1 SOWN 7"
+    assert (await back.expect("YOURMOVE")).startswith("YOURMOVE - ")
+    back.send("RESIGN")
+    assert await back.expect("RESULT") == "RESULT LOSE RESIGN you resigned"
+    assert await b.expect("RESULT") == "RESULT WIN RESIGN alice resigned"
+    late = await connect(daemon.port)
+    late.send(f"RESUME {token}")
+    assert await late.expect("ERROR") == "ERROR 428 the game of that resume token is over"
+
+
+@pytest_twisted.ensureDeferred
+async def test_accounts_log_in_come_back_and_a_forfeit_is_recorded_and_rated(start_daemon, tmp_path):
+    database = tmp_path / "r.sqlite"
+    tokens = await add_accounts(database, ("alice", "bob"))
+    conf = tmp_path / "gamed.conf"
+    conf.write_text("[kalaha]\nmove_time = 0\ngrace = 2\n")
+    daemon = await start_daemon("--config", str(conf), "--records", f"sqlite:{database}", web="tcp:port=0:interface=127.0.0.1")
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    a.send("BOARD OFF", f"LOGIN alice {tokens['alice']}")
+    b.send("BOARD OFF", f"LOGIN bob {tokens['bob']}")
+    assert await a.expect_prefix("OK LOGIN") == "OK LOGIN alice"
+    assert await b.expect_prefix("OK LOGIN") == "OK LOGIN bob"
+    await take_seats("acc", a, b)
+    game = (await a.expect("START")).split()[1]
+    a.send("A3")
+    await b.expect("YOURMOVE")
+    a.transport.loseConnection()
+    assert await b.expect("AWAY") == "AWAY A alice 2"
+    # alice's name is hers: no token, a wrong one, the name alone: refused, and no seat
+    thief = await connect(daemon.port)
+    thief.send("NAME alice", "LOGIN alice " + "w" * 32)
+    assert (await thief.expect("ERROR")).startswith("ERROR 432 ")
+    assert await thief.expect("ERROR") == "ERROR 420 unknown account or wrong token"
+    back = await connect(daemon.port)
+    back.send("BOARD OFF", f"LOGIN alice {tokens['alice']}")
+    assert await back.expect_prefix("OK LOGIN") == "OK LOGIN alice"
+    assert [await back.next_line() for _ in range(4)] == [
+        f"START {game} A bob",
+        "POSITION 6 6 0 7 7 7 1 7 7 6 6 6 6 0 B",
+        "STRIKES 0 3",
+        "TURN B bob",
+    ]
+    assert await b.expect("BACK") == "BACK A alice"
+    b.send("B1")
+    await back.expect("YOURMOVE")
+    back.send("A1")
+    await b.expect("YOURMOVE")
+    b.transport.loseConnection()  # bob does not come back: he forfeits
+    assert await back.expect("AWAY") == "AWAY B bob 2"
+    assert await back.expect("RESULT") == "RESULT WIN FORFEIT bob did not come back within 2 s"
+    url = f"http://127.0.0.1:{daemon.ports['web']}"
+    for _ in range(100):
+        code, listing = await get_json(url + "/api/matches?game=kalaha")
+        if listing["matches"]:
+            break
+        await task.deferLater(reactor, 0.05, lambda: None)
+    (summary,) = listing["matches"]
+    code, match = await get_json(f"{url}/api/matches/{summary['id']}")
+    assert (match["reason"], match["rated"], match["scores"]) == ("forfeit", True, [1.0, 0.0])
+    assert [(s["name"], s["kind"], s["rated"]) for s in match["seats"]] == [("alice", "player", True), ("bob", "player", True)]
+    assert all(s["rating_after"] is not None for s in match["seats"])
 
 
 @pytest_twisted.ensureDeferred

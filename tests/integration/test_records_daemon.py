@@ -1,6 +1,7 @@
 """Match records of the real daemon are durable: Kalaha matches played over TCP are read back after
 a restart (web API and ``gamed export``), and a SIGKILL in the middle of a game loses no finished
-match and leaves the SQLite database intact."""
+match and leaves the SQLite database intact. Guests are recorded as guests and never rated; the
+ratings of registered players (accounts, ``gamed player add``) survive a restart too."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import re
 import sqlite3
 import sys
 
+import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor, task
 
 from gamed.records import RecordStore
-from tests.integration.support import LOOPBACK, connect, gamed_args, run, spawn, with_timeout
+from tests.integration.support import LOOPBACK, add_accounts, connect, gamed_args, run, spawn, with_timeout
 from tests.web.client import get_json
 
 _STORED = re.compile(r"table (\S+) stored as match (\d+)")
@@ -43,10 +45,14 @@ async def until(condition, seconds: float, what: str) -> None:
 
 class Game:
     """Two named clients meet at a table and play random legal moves; after ``resign_after``
-    moves the one to move resigns (or, with ``resign_after=None``, they stop and wait)."""
+    moves the one to move resigns (or, with ``resign_after=None``, they stop and wait). With
+    ``tokens`` (name -> token) they log in as those accounts; otherwise they are named guests."""
 
-    def __init__(self, port: int, table: str, names: tuple[str, str], resign_after: int | None, seed: int):
+    def __init__(
+        self, port: int, table: str, names: tuple[str, str], resign_after: int | None, seed: int, tokens=None
+    ):
         self.port, self.table, self.names, self.resign_after = port, table, names, resign_after
+        self.tokens = tokens
         self.rng = random.Random(seed)
         self.moves: list[str] = []  # in the order played: only the side to move ever sends one
         self.sides: dict[str, str] = {}
@@ -57,7 +63,8 @@ class Game:
     async def play(self) -> None:
         for name in self.names:
             client = await connect(self.port)
-            client.send("BOARD OFF", f"NAME {name}", f"TABLE {self.table}")
+            who = f"LOGIN {name} {self.tokens[name]}" if self.tokens else f"NAME {name}"
+            client.send("BOARD OFF", who, f"TABLE {self.table}")
             self.clients.append(client)
         await defer.gatherResults(
             [defer.ensureDeferred(self._bot(c, n)) for c, n in zip(self.clients, self.names)], consumeErrors=True
@@ -89,9 +96,10 @@ class Game:
         """``match`` (from the API or ``gamed export``) is this game, complete."""
         by_side = {side: name for name, side in self.sides.items()}
         assert match["game"] == "kalaha" and match["rated"] and match["reason"] == "resign"
+        kind, rated = ("player", True) if self.tokens else ("guest", False)
         assert [(s["seat"], s["name"], s["kind"], s["rated"]) for s in match["seats"]] == [
-            (0, by_side["A"], "player", True),
-            (1, by_side["B"], "player", True),
+            (0, by_side["A"], kind, rated),
+            (1, by_side["B"], kind, rated),
         ]
         assert [m["move"] for m in match["moves"]] == self.moves
         assert [m["n"] for m in match["moves"]] == list(range(1, len(self.moves) + 1))
@@ -99,15 +107,16 @@ class Game:
         assert all(m["state"] is not None for m in match["moves"])
         winner = next(name for name, line in self.results.items() if line.startswith("RESULT WIN RESIGN"))
         assert match["scores"] == [1.0 if by_side[side] == winner else 0.0 for side in "AB"]
-        assert all(s["rating_before"] is not None and s["rating_after"] is not None for s in match["seats"])
+        assert all((s["rating_before"] is not None) is rated and (s["rating_after"] is not None) is rated for s in match["seats"])
 
 
-async def play_and_store(daemon, count: int, first: int = 0) -> list[tuple[Game, int]]:
+async def play_and_store(daemon, count: int, first: int = 0, tokens=None) -> list[tuple[Game, int]]:
     """Play games ``first`` .. ``first + count - 1`` one after another, each waited for until the
     daemon has stored it; returns each with its match id."""
     games = []
     for i in range(first, first + count):
-        game = Game(daemon.ports["kalaha"], f"durable{i}", PLAYERS[i % len(PLAYERS)], resign_after=3 + i, seed=i)
+        players = PLAYERS[i % len(PLAYERS)]
+        game = Game(daemon.ports["kalaha"], f"durable{i}", players, resign_after=3 + i, seed=i, tokens=tokens)
         await with_timeout(defer.ensureDeferred(game.play()), 30, f"game {i} to end")
         await until(lambda: len(stored(daemon)) == i - first + 1, 15, f"game {i} to be stored")
         games.append((game, stored(daemon)[-1]))
@@ -121,13 +130,54 @@ async def export(database, match_id: int) -> dict:
 
 
 @pytest_twisted.ensureDeferred
-async def test_matches_and_ratings_survive_a_restart(tmp_path):
+async def test_matches_survive_a_restart_and_guests_are_never_rated(tmp_path):
     database = tmp_path / "r.sqlite"
     daemon = start(database)
     try:
         await with_timeout(daemon.listening, 30, "the daemon to listen")
         url = f"http://127.0.0.1:{daemon.ports['web']}"
         games = await play_and_store(daemon, 2)
+        before = {}
+        for game, match_id in games:
+            code, before[match_id] = await get_json(f"{url}/api/matches/{match_id}")
+            assert code == 200
+            game.check(before[match_id])
+        code, ratings = await get_json(f"{url}/api/ratings/kalaha")
+        assert code == 200 and ratings["ratings"] == []
+    finally:
+        assert await daemon.stop()
+    assert "Traceback" not in daemon.text
+
+    again = start(database)
+    try:
+        await with_timeout(again.listening, 30, "the restarted daemon to listen")
+        url = f"http://127.0.0.1:{again.ports['web']}"
+        for game, match_id in games:
+            code, match = await get_json(f"{url}/api/matches/{match_id}")
+            assert code == 200 and match == before[match_id]
+            game.check(match)
+        code, recent = await get_json(f"{url}/api/matches")
+        assert [m["id"] for m in recent["matches"]] == [match_id for _, match_id in reversed(games)]
+        # the restarted daemon goes on numbering after the stored matches
+        (extra,) = await play_and_store(again, 1, first=len(games))
+        assert extra[1] == games[-1][1] + 1
+    finally:
+        assert await again.stop()
+    assert "Traceback" not in again.text
+    for game, match_id in games:
+        exported = await export(database, match_id)
+        assert exported == before[match_id]
+
+
+@pytest_twisted.ensureDeferred
+async def test_matches_and_ratings_of_accounts_survive_a_restart(tmp_path):
+    database = tmp_path / "r.sqlite"
+    tokens = await add_accounts(database, ("alice", "bob", "carol"))
+    daemon = start(database)
+    try:
+        await with_timeout(daemon.listening, 30, "the daemon to listen")
+        url = f"http://127.0.0.1:{daemon.ports['web']}"
+        games = await play_and_store(daemon, 2, tokens=tokens)
         before = {}
         for game, match_id in games:
             code, before[match_id] = await get_json(f"{url}/api/matches/{match_id}")
@@ -153,7 +203,7 @@ async def test_matches_and_ratings_survive_a_restart(tmp_path):
         code, recent = await get_json(f"{url}/api/matches")
         assert [m["id"] for m in recent["matches"]] == [match_id for _, match_id in reversed(games)]
         # the restarted daemon goes on numbering after the stored matches
-        (extra,) = await play_and_store(again, 1, first=len(games))
+        (extra,) = await play_and_store(again, 1, first=len(games), tokens=tokens)
         assert extra[1] == games[-1][1] + 1
     finally:
         assert await again.stop()
@@ -193,7 +243,6 @@ async def test_sigkill_during_a_game_loses_no_finished_match(tmp_path):
         await store.start()
         for game, match_id in games:
             game.check(await store.match(match_id))
-        board = await store.leaderboard("kalaha")
-        assert sorted((r["name"], r["games"]) for r in board) == [("alice", 2), ("bob", 2), ("carol", 2)]
+        assert await store.leaderboard("kalaha") == []  # guests are never rated
     finally:
         await store.close()

@@ -73,9 +73,9 @@ async def test_a_kalaha_game_watched_in_the_browser_api_then_its_match(tmp_path)
         assert code == 200 and match["game"] == "kalaha" and match["reason"] == "resign" and match["rated"]
         assert [m["move"] for m in match["moves"]] == ["A1", "A2", "B6"]
         assert match["moves"][2]["state"] == move["state"]
-        assert [s["name"] for s in match["seats"]] == ["alice", "bob"]
+        assert [(s["name"], s["kind"], s["rated"]) for s in match["seats"]] == [("alice", "guest", False), ("bob", "guest", False)]
         code, ratings = await get_json(f"{url}/api/ratings/kalaha")
-        assert [r["name"] for r in ratings["ratings"]] == ["alice", "bob"]
+        assert ratings["ratings"] == []  # guests are never rated
     finally:
         assert await daemon.stop()
     assert "Traceback" not in daemon.text

@@ -8,21 +8,38 @@ import attrs
 
 from twisted.internet.task import Clock
 
-from gamed.config import KalahaConfig, Limits
+from gamed.config import KalahaConfig, Limits, PlayersConfig
 from gamed.kalaha.service import KalahaService
+from gamed.players import Players
 from tests.memclient import Client
 
-__all__ = ["Client", "finish_all", "greeted", "make_service", "pair"]
+__all__ = ["Client", "finish_all", "greeted", "logged_in", "make_service", "pair"]
 
 
-def make_service(clock: Clock | None = None, seed: int = 7, **settings) -> KalahaService:
-    """A KalahaService on a Clock; keyword arguments set KalahaConfig or Limits fields."""
+def make_service(
+    clock: Clock | None = None, seed: int = 7, accounts=None, hub=None, guests: bool = True, **settings
+) -> KalahaService:
+    """A KalahaService on a Clock; keyword arguments set KalahaConfig or Limits fields (``grace``
+    is the game's own grace). ``accounts`` (a MemoryAccounts) are the daemon's accounts;
+    ``guests`` its ``[players] guests``."""
+    clock = clock or Clock()
     limit_names = {a.name for a in attrs.fields(Limits)}
     kalaha = {k: v for k, v in settings.items() if k not in limit_names}
     limits = {k: v for k, v in settings.items() if k in limit_names}
     kalaha.setdefault("pair_delay", 0)
     kalaha.setdefault("board", False)
-    return KalahaService(KalahaConfig(**kalaha), Limits(**limits), clock or Clock(), rng=random.Random(seed))
+    players = Players(PlayersConfig(guests=guests), accounts, clock)
+    return KalahaService(
+        KalahaConfig(**kalaha), Limits(**limits), clock, rng=random.Random(seed), hub=hub, players=players
+    )
+
+
+def logged_in(service: KalahaService, name: str, token: str, *lines: str, **kwargs) -> Client:
+    """A client that has logged in as ``name`` (and sent ``lines``), its reads emptied."""
+    client = Client(service, **kwargs)
+    client.send(f"LOGIN {name} {token}", *lines)
+    client.read()
+    return client
 
 
 def greeted(service: KalahaService, **kwargs) -> Client:

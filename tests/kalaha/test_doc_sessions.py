@@ -1,16 +1,28 @@
 """The example sessions of docs/protocols/kalaha.md, replayed line for line against the server.
 
 In memory here (StringTransport, Clock); the same sessions run against the real daemon in
-tests/integration/test_kalaha_daemon.py.
+tests/integration/test_kalaha_daemon.py (all but those that need an account or a resume token,
+which the daemon draws at random).
 """
+
+import itertools
 
 import pytest
 from twisted.internet.task import Clock
 
+from gamed import seats
 from tests.docsessions import replay_in_memory, sessions
 from tests.kalaha.harness import Client, make_service
+from tests.memaccounts import MemoryAccounts
 
 SESSIONS = sessions("kalaha.md")
+
+# What the documents show: alice's account token, the resume tokens the server hands out (in
+# the order seats are taken), and the grace of a session whose server has its own.
+ALICE_TOKEN = "kT9v2Qm4Xw7Lp0Zr8Ns6Bd3Hy5Fj1Gc"
+RESUME_TOKENS = ("Wq3pZ0sV9kdmR6uX2bYhT4nC", "Jm8cQ1rT5vXz0pLk3wNf7bHd")
+GRACE = {"A seat not back in time forfeits": 2}
+ACCOUNTS = {"A registered player logs in and comes back": {"alice": ALICE_TOKEN}}
 
 
 def test_the_document_has_its_sessions():
@@ -18,12 +30,21 @@ def test_the_document_has_its_sessions():
         "Two people with telnet",
         "Two programs, a complete game",
         "Playing the computer",
+        "A guest comes back with its resume token",
+        "A registered player logs in and comes back",
+        "A seat not back in time forfeits",
     ]
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.title)
-def test_session_replays_exactly(session):
+def test_session_replays_exactly(session, monkeypatch):
+    tokens = itertools.cycle(RESUME_TOKENS)
+    monkeypatch.setattr(seats.secrets, "token_urlsafe", lambda n: next(tokens))
     clock = Clock()
-    service = make_service(clock, pair_delay=0.5, board=True)
-    # Only the pair delay passes in the examples.
+    accounts = MemoryAccounts()
+    for name, token in ACCOUNTS.get(session.title, {}).items():
+        accounts.add(name, token=token)
+    settings = {"grace": GRACE[session.title]} if session.title in GRACE else {}
+    service = make_service(clock, pair_delay=0.5, board=True, accounts=accounts, **settings)
+    # Only the pair delay (and a session's grace) passes in the examples.
     replay_in_memory(session, lambda name: Client(service), lambda: clock.advance(0.5))

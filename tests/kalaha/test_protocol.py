@@ -118,6 +118,7 @@ def test_help_lists_every_command(service):
     commands = [line.split()[1] for line in a.read()[:-1]]
     assert commands == [
         "HELP", "NAME", "TABLE", "MEET", "COMPUTER", "LEVELS", "MOVE", "BOARD", "POSITION", "RESIGN", "PING", "QUIT",
+        "LOGIN", "RESUME", "TOKEN",
     ]
 
 
@@ -324,12 +325,38 @@ def test_quit_in_a_game_resigns_and_quit_in_the_lobby_says_bye(service):
     assert c.read() == ["BYE"] and c.lost
 
 
-def test_disconnect_mid_game_aborts_with_the_reason_to_the_opponent(service):
+def test_disconnect_mid_game_is_away_then_a_forfeit_the_opponent_wins(clock):
+    service = make_service(clock, move_time=0)
     a, b = pair(service)
     a.send("A3")
+    b.read()
+    clock.advance(5)
     a.drop()
-    assert b.read()[-3:] == ["SCORE 1 0", "ABORT DISCONNECT alice disconnected", "BYE thanks for playing"]
+    assert b.read() == ["AWAY A alice 60"]
+    clock.advance(59.9)
+    assert b.read() == [] and not b.lost
+    clock.advance(0.1)
+    assert b.read() == ["SCORE 1 0", "RESULT WIN FORFEIT alice did not come back within 60 s", "BYE thanks for playing"]
     assert b.lost and service.games == {}
+
+
+def test_without_a_grace_a_disconnect_forfeits_at_once(clock):
+    service = make_service(clock, grace=0)
+    a, b = pair(service)
+    a.send("A3")
+    b.read()
+    a.drop()
+    assert b.read() == ["SCORE 1 0", "RESULT WIN FORFEIT alice left the game", "BYE thanks for playing"]
+    assert b.lost and service.games == {}
+
+
+def test_a_disconnect_before_the_first_move_aborts_when_the_grace_ends(clock):
+    service = make_service(clock, move_time=0)
+    a, b = pair(service)
+    b.drop()
+    assert a.read() == ["AWAY B bob 60"]
+    clock.advance(60)
+    assert a.read() == ["SCORE 0 0", "ABORT DISCONNECT bob disconnected", "BYE thanks for playing"]
 
 
 def test_disconnect_while_waiting_leaves_the_queue(service):
