@@ -44,7 +44,7 @@ def _watch_a_game(site, page, connect, table, columns):
         expected = {f"{x},{y}": seat for (x, y), seat in played.items()}
         wait_for(page, lambda d: d.execute_script(_READ)["discs"] == expected, f"move {n} on the board")
         if n == 1:
-            assert page.find_element(By.ID, "to-move").text == "seat 1 (O) dimitri"
+            assert page.find_element(By.ID, "to-move").text == "seat 1 (O) dimitri (guest)"
     wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
     return page.execute_script(_READ)
 

@@ -21,7 +21,7 @@ def test_the_board_of_a_running_kalaha_game_updates_as_moves_are_played(site, pa
     wait_for(page, shows(game.position, 0), "the start position")
     assert read_kalaha(page)["pits"] == [[6] * 6, [6] * 6]
     assert page.find_element(By.CSS_SELECTOR, "#board").get_attribute("data-game") == "kalaha"
-    assert page.find_element(By.CSS_SELECTOR, '#players li[data-seat="0"]').text.endswith(game.names["A"] + " (to move)")
+    assert page.find_element(By.CSS_SELECTOR, '#players li[data-seat="0"]').text.endswith(game.names["A"] + " (guest) (to move)")
 
     for n in range(1, 7):
         pit = game.move()
