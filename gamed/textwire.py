@@ -50,6 +50,16 @@ def refused(error) -> str:
     return f"ERROR {REFUSAL_CODES[error.refusal]} {error.text}"
 
 
+def away(seat: object, name: str, seconds_left: float | None) -> str:
+    """``AWAY <seat> <name> <seconds>``: that player dropped; its seat is kept this long."""
+    return f"AWAY {seat} {name} {seconds(seconds_left)}"
+
+
+def back(seat: object, name: str) -> str:
+    """``BACK <seat> <name>``: the player who was away is back at its seat."""
+    return f"BACK {seat} {name}"
+
+
 def error(code: int, text: str) -> str:
     """``ERROR <code> <text>``."""
     return f"ERROR {int(code)} {text}"

@@ -20,6 +20,8 @@ from gamed.connect4.rules import MAX_SIZE, MIN_SIZE, Board, IllegalMove
 ParseError = textwire.ParseError
 error = textwire.error
 seconds = textwire.seconds
+away = textwire.away  # AWAY <seat> <name> <seconds> and BACK <seat> <name>: the same in every text game
+back = textwire.back
 
 PROTOCOL = "CONNECT4/1"
 SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
@@ -310,16 +312,6 @@ def result_info(
     loser = "you" if culprit == me else f"{names[culprit]} (player {culprit})"
     gainer = "you win" if winner == me else f"{names[winner]} (player {winner}) wins"
     return f"INFO {loser} {deed}: {gainer}"
-
-
-def away(player: int, name: str, seconds_left: float | None) -> str:
-    """``AWAY <player> <name> <seconds>``: a player dropped; it may come back for that long."""
-    return f"AWAY {player} {name} {seconds(seconds_left)}"
-
-
-def back(player: int, name: str) -> str:
-    """``BACK <player> <name>``: the player who was away is back."""
-    return f"BACK {player} {name}"
 
 
 def resumed(game_id: int, player: int) -> str:

@@ -15,6 +15,8 @@ from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, o
 # Shared with the other text command protocols (gamed.textwire).
 error = textwire.error
 seconds = textwire.seconds
+away = textwire.away  # AWAY <seat> <name> <seconds> and BACK <seat> <name>: the same in every text game
+back = textwire.back
 
 PROTOCOL = "KALAHA/1"
 
@@ -134,16 +136,6 @@ def game_over(
             text = f"{pos.store(me)} to {pos.store(other(me))}"
         last = f"RESULT {result} {reason.value} {text}"
     return [f"SCORE {pos.store(A)} {pos.store(B)}", last, "BYE thanks for playing"]
-
-
-def away(side: str, name: str, seconds_left: float | None) -> str:
-    """``AWAY <side> <name> <seconds>``: that player dropped; its seat is kept this long."""
-    return f"AWAY {side} {name} {seconds(seconds_left)}"
-
-
-def back(side: str, name: str) -> str:
-    """``BACK <side> <name>``: that player is back at its seat."""
-    return f"BACK {side} {name}"
 
 
 def strikes(count: int, limit: int) -> str:
