@@ -11,6 +11,7 @@ has been stored.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from twisted.application.service import MultiService
@@ -46,6 +47,16 @@ class GameService(MultiService):
             drained, self._drained = self._drained, []
             for d in drained:
                 d.callback(None)
+
+    def seat_presence(self, seat: Any) -> None:
+        """A seat went away or came back (``gamed.seats.SeatBook``'s ``on_presence``): its game's
+        live table in ``self.live`` (game id -> LiveTable, with a hub) shows spectators."""
+        table = getattr(self, "live", {}).get(getattr(seat.game, "id", None))
+        if table is not None:
+            back_by = None
+            if seat.away and seat.grace_ends is not None:  # the clock's time -> unix time
+                back_by = time.time() + (seat.grace_ends - self.clock.seconds())
+            table.presence(seat.number, back_by, away=seat.away)
 
     def abort_games(self) -> None:
         """Subclasses end every running game here, telling each player why."""

@@ -227,10 +227,17 @@ def _json(data: object) -> bytes:
     return json.dumps(data, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-def _players(seats: Sequence[Seat]) -> list[dict]:
-    """The live table's players as the API shows them: seat, name, kind ("guest" for a guest)
-    and whether an account sat there."""
-    return [{"seat": s.seat, "name": s.name, "kind": s.kind, "account": s.account_id is not None} for s in seats]
+def _players(seats: Sequence[Seat], away: dict[int, float | None] | None = None) -> list[dict]:
+    """The live table's players as the API shows them: seat, name, kind ("guest" for a guest),
+    whether an account sat there, and for a seat whose player dropped ``away`` true and
+    ``back_by`` (the unix time its grace ends)."""
+    out = []
+    for s in seats:
+        player = {"seat": s.seat, "name": s.name, "kind": s.kind, "account": s.account_id is not None}
+        if away and s.seat in away:
+            player.update(away=True, back_by=away[s.seat])
+        out.append(player)
+    return out
 
 
 class LiveTable:
@@ -269,6 +276,7 @@ class LiveTable:
         self.match_id: int | None = None
         self.closed = False  # the end event has been sent; nothing more will follow
         self.viewers: set[ILiveViewer] = set()
+        self._away: dict[int, float | None] = {}  # seat -> when its grace ends, while away
         self._players = _players(self.seats)
 
     # --- what the game reports -------------------------------------------------------------
@@ -313,7 +321,23 @@ class LiveTable:
         if self.result is not None:
             return
         self.seats = tuple(seat if s.seat == seat.seat else s for s in self.seats)
-        self._players = _players(self.seats)
+        self._players = _players(self.seats, self._away)
+        if self.viewers:
+            frame = event_frame("snapshot", self.detail())
+            for viewer in list(self.viewers):
+                viewer.deliver(frame)
+        self.hub.changed()
+
+    def presence(self, seat: int, back_by: float | None, away: bool = True) -> None:
+        """``seat``'s player dropped (``away``; its grace ends at unix time ``back_by``) or is
+        back (``away`` False): the table and its viewers (a fresh snapshot) show it."""
+        if self.result is not None:
+            return
+        if away:
+            self._away[seat] = None if back_by is None else round(back_by, 3)
+        else:
+            self._away.pop(seat, None)
+        self._players = _players(self.seats, self._away)
         if self.viewers:
             frame = event_frame("snapshot", self.detail())
             for viewer in list(self.viewers):

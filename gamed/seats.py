@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -110,9 +111,17 @@ class SeatBook:
 
     _log = Logger()
 
-    def __init__(self, clock: IReactorTime, grace: float, finished_memory: int = 4096):
+    def __init__(
+        self,
+        clock: IReactorTime,
+        grace: float,
+        finished_memory: int = 4096,
+        on_presence: Callable[[Seat], None] | None = None,
+    ):
         self.clock = clock
         self.grace = grace
+        # Told when a seat goes away or comes back (the service shows it to spectators).
+        self.on_presence = on_presence
         self._seats: dict[Any, list[Seat]] = {}  # game -> its seats
         self._tokens: dict[str, Seat] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()
@@ -158,6 +167,7 @@ class SeatBook:
         seat.grace_ends = seat.away_since + self.grace
         seat._grace = self.clock.callLater(self.grace, self._grace_over, seat)
         seat.game.seat_away(seat)
+        self._presence(seat)
 
     def grace_left(self, seat: Seat) -> float | None:
         """Seconds left until an away seat forfeits (None when it is not away)."""
@@ -185,6 +195,7 @@ class SeatBook:
             if replaced is not None:
                 replaced(seat)
         seat.game.seat_back(seat)
+        self._presence(seat)
         return previous
 
     def find_account(self, identity: Identity, away_only: bool = False) -> Seat | None:
@@ -239,6 +250,13 @@ class SeatBook:
                 self._finished[seat.resume_token] = None
                 while len(self._finished) > self._finished_memory:
                     self._finished.popitem(last=False)
+
+    def _presence(self, seat: Seat) -> None:
+        if self.on_presence is not None:
+            try:
+                self.on_presence(seat)
+            except Exception:  # spectators must never cost a player its seat
+                self._log.failure("showing {seat} away or back failed", seat=seat.label())
 
     def _grace_over(self, seat: Seat) -> None:
         seat._grace = None

@@ -111,7 +111,7 @@ class Connect4Service(GameService):
         self.players = players if players is not None else Players(PlayersConfig(), None, clock)
         if grace is None:
             grace = config.grace if config.grace is not None else self.players.config.grace
-        self.seats = SeatBook(clock, grace)
+        self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
         self._names: Counter[str] = Counter()  # the names connections here go by, and away seats
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True), key=_account_key)

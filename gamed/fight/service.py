@@ -63,7 +63,7 @@ class FightService(GameService):
         self.players = players if players is not None else Players(PlayersConfig(), None, clock)
         if grace is None:
             grace = config.grace if config.grace is not None else self.players.config.grace
-        self.seats = SeatBook(clock, grace)
+        self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
         self._names: dict[str, object] = {}  # guest name -> the AI that chose it (see name_in_use)
         self.hub = hub
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)

@@ -59,7 +59,7 @@ class KalahaService(GameService):
         self.players = players if players is not None else Players(PlayersConfig(), None, clock)
         if grace is None:
             grace = self.players.config.grace if config.grace is None else config.grace
-        self.seats = SeatBook(clock, grace)
+        self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
         self._by_name: dict[str, set] = {}  # name -> the connections that use it now
         self._name_of: dict = {}  # connection -> its name in _by_name
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)

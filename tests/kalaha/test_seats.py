@@ -458,3 +458,24 @@ def test_a_shutdown_with_a_seat_away_aborts_and_its_token_is_dead(clock):
     with pytest.raises(LoginError) as refused:
         service.seats.find_token(token)
     assert refused.value.refusal is Refusal.FINISHED
+
+
+def test_spectators_see_a_seat_away_until_its_grace_ends_and_back_again(clock, accounts):
+    import time
+
+    from gamed.observers import LiveHub
+    from tests.memstore import MemoryStore
+
+    hub = LiveHub(clock, MemoryStore())
+    service = make_service(clock, accounts=accounts, hub=hub, pair_delay=0.5, grace=30)
+    (a, b), (token, _) = seated_accounts(service, accounts)
+    (summary,) = hub.games()["games"]
+    table = hub.table(summary["id"])
+    assert [p.get("away") for p in table.summary()["players"]] == [None, None]
+    clock.advance(5)
+    a.drop()
+    players = table.summary()["players"]
+    assert players[0]["away"] is True and "away" not in players[1]
+    assert players[0]["back_by"] == pytest.approx(time.time() + 30, abs=5)
+    logged_in(service, "alice", token)
+    assert "away" not in table.summary()["players"][0]

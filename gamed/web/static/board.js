@@ -540,6 +540,12 @@
 
   /* ---------- shared pieces of the pages ---------- */
 
+  /* How long an away player has to come back: " until 12:34:56" (the page's clock). */
+  function backBy(when) {
+    if (typeof when !== "number") return "";
+    return " until " + new Date(when * 1000).toLocaleTimeString();
+  }
+
   function renderPlayers(list, game, players, toMove) {
     clear(list);
     list.setAttribute("data-game", game);
@@ -551,7 +557,8 @@
         el("span", { class: "swatch seat-" + p.seat, "aria-hidden": "true" }),
         el("span", { class: "seat", text: seatLabel(game, p.seat) + ": " }),
         el("span", { class: "name" }, [playerLink(p.name, p.kind)]),
-        moving ? el("span", { class: "badge", text: " (to move)" }) : null
+        moving ? el("span", { class: "badge", text: " (to move)" }) : null,
+        p.away ? el("span", { class: "badge away", text: " (away" + backBy(p.back_by) + ")" }) : null
       ]));
     });
   }
