@@ -127,7 +127,7 @@ class Options(usage.Options):
         ["combat-seats", None, None, f"Seats per GGZ Combat table, 2 to 15 [default: {_default('combat', 'seats')}]"],
         ["combat-move-time", None, None, f"Seconds per Combat move, 0 = no limit [default: {_default('combat', 'move_time'):g}]"],
         ["combat-records", None, None, "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"],
-        ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: {_default('combat', 'rejoin_grace'):g}]"],
+        ["combat-rejoin-grace", None, None, f"Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: the [players] grace]"],
         ["connect4-move-time", None, None, f"Seconds per Connect Four move of a player, 0 = no limit [default: {_default('connect4', 'move_time'):g}]"],
         ["connect4-engines", None, None, "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"],
         ["connect4-engine-time", None, None, f"Seconds a Connect Four engine may think per move [default: {_default('connect4', 'engine_time'):g}]"],
