@@ -1,7 +1,8 @@
 """``gamed-combat``: a terminal client for people playing GGZ Combat (spec ggz-combat) on gamed.
 
-It connects to the binary port (``--combat``, 5688: seated in arrival order) or, with ``--name``,
-``--table NAME [--seats N]`` or ``--computer AI``, to the handshake port (``--combat-text``, 5689),
+It connects to the binary port (``--combat``, 5688: seated in arrival order) or, with ``--name``
+(``--token`` to log in as that registered account), ``--table NAME [--seats N]``, ``--computer AI``
+or ``--resume TOKEN`` (take back a seat after a drop), to the handshake port (``--combat-text``, 5689),
 tells every server message in words, answers the host's options request with a shipped map
 (``--map``, optionally another option mask with ``--options HEX``), places the army
 (``--random-setup``, the word ``DEFAULT`` on the Default map, ``RANDOM``, or typed rows of unit
@@ -56,6 +57,7 @@ from gamed.combat.wire import (
     owner_of,
 )
 from gamed.stratego.console import DEFAULT_SETUPS
+from gamed.identity import valid_token
 from gamed.names import valid_name
 from gamed.stratego.rules import UNIT_OF_TOKEN, Opt, Unit
 
@@ -651,6 +653,10 @@ class ServerStream:
             buffer = buffer[end + 1 :]
             if line.startswith("COMBAT "):  # the greeting
                 events += self._next_command()
+            elif line.startswith("OK TOKEN"):  # the resume token comes with the PLAY answer
+                events += self._next_command()
+            elif line.startswith("TOKEN "):
+                events.append(("token", line[len("TOKEN ") :].strip()))
             elif line.startswith("ERROR"):
                 events.append(("refused", line[len("ERROR") :].strip()))
                 self._commands.clear()
@@ -695,9 +701,15 @@ def handshake_lines(args: argparse.Namespace) -> list[str] | None:
     """The handshake-port lines for the options (None: the binary port, no handshake)."""
     if args.list_computers:
         return ["COMPUTER", "QUIT"]
+    if args.resume:
+        return [f"RESUME {args.resume}"]
     if not (args.name or args.table or args.computer):
         return None
-    lines = [f"NAME {args.name}"] if args.name else []
+    if args.token:
+        lines = [f"LOGIN {args.name} {args.token}"]  # an account comes back by logging in again
+    else:
+        # A guest's only way back after a drop is its resume token: ask for it.
+        lines = ([f"NAME {args.name}"] if args.name else []) + ["TOKEN"]
     if args.computer:
         return lines + [f"COMPUTER {args.computer}"]
     if args.table:
@@ -739,6 +751,11 @@ def _protocol_class():
                     self.transport.write(value.encode("ascii") + b"\r\n")
                 elif kind == "line":
                     self.write(f"Server: {value}\n")
+                elif kind == "token":
+                    self.write(
+                        f"Your resume token: {value}\n"
+                        f"If your connection drops, gamed-combat --resume {value} takes your seat back (within the grace period).\n"
+                    )
                 elif kind == "message":
                     messages.append(value)
                     continue
@@ -881,7 +898,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gamed-combat",
         description=(
-            "A terminal client for GGZ Combat (Stratego) on gamed. Without --name, --table or --computer it "
+            "A terminal client for GGZ Combat (Stratego) on gamed. Without --name, --table, --computer or --resume it "
             f"joins the binary port ({DEFAULT_PORT}) in arrival order; with them it uses the handshake port "
             f"({HANDSHAKE_PORT}). Seats are numbered from 0; units are 1 marshal .. 9 scout, S spy, B bomb, F flag."
         ),
@@ -891,9 +908,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--port",
         type=int,
         default=None,
-        help=f"the daemon's Combat port [default: {DEFAULT_PORT}, or {HANDSHAKE_PORT} with --name, --table or --computer]",
+        help=f"the daemon's Combat port [default: {DEFAULT_PORT}, or {HANDSHAKE_PORT} with --name, --table, --computer or --resume]",
     )
-    parser.add_argument("--name", default=None, help="your name at the table (1-32 letters, digits, _ . -): shown, rated, and how you come back after a drop")
+    parser.add_argument("--name", default=None, help="your name at the table (1-32 letters, digits, _ . -): a guest's (never rated), or your account's with --token")
+    parser.add_argument("--token", default=None, help="log in as the registered account --name with this token (rated; after a drop the same command takes your seat back)")
+    parser.add_argument("--resume", metavar="TOKEN", default=None, help="take back your seat after a drop with the resume token the client showed when you were seated")
     parser.add_argument("--table", metavar="NAME", default=None, help="play at the named table NAME (others join it by name)")
     parser.add_argument("--seats", type=int, default=None, metavar="N", help="seats of the named table when you open it (2-15)")
     parser.add_argument("--computer", metavar="AI", default=None, help="play the server's computer opponent AI (on the Default map with SUPER_SCOUT)")
@@ -907,6 +926,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     for option, value in (("--name", args.name), ("--table", args.table)):
         if value is not None and not valid_name(value):
             parser.error(f"{option} must be 1-32 letters, digits, _ . or -")
+    if args.token is not None and args.name is None:
+        parser.error("--token needs --name (the account's name)")
+    if args.resume is not None and (args.name or args.table or args.computer or args.token):
+        parser.error("--resume takes back a seat: leave out --name, --token, --table and --computer")
+    for option, value in (("--token", args.token), ("--resume", args.resume)):
+        if value is not None and not valid_token(value):
+            parser.error(f"{option} must be a token: 16-128 letters, digits, _ or -")
     if args.seats is not None and not 2 <= args.seats <= 15:
         parser.error("--seats must be 2 to 15")
     if args.seats is not None and args.table is None:

@@ -112,10 +112,21 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
 
     _held_input = _held
 
+    _running = False  # inside _run: a pause that ends at once (a login answered now) just goes on
+
     def _run(self) -> None:
         """Handle the input received so far, one handshake line or message at a time, until none
-        is complete, the connection closes, it is paused (the client does not read our replies),
-        or its share of this reactor turn is used up."""
+        is complete, the connection closes, it is paused (the client does not read our replies,
+        or a login is being checked), or its share of this reactor turn is used up."""
+        if self._running:
+            return
+        self._running = True
+        try:
+            self._run_lines()
+        finally:
+            self._running = False
+
+    def _run_lines(self) -> None:
         handled = 0
         share = self.MESSAGES_PER_TURN if self._held() <= self.SMALL_INPUT else self._turn_share
         self._turn_share = 1
@@ -218,13 +229,15 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
             self.table_name, self.table_seats = args[0], seats
             self._say(f"OK TABLE {self.table_name}")
         elif command == "PLAY":
-            if not self._may_play():
+            if not self._may_play() or self._back_to_away_seat():
                 return
             why = self.service.can_seat(self)
             if why:
                 return self._say(f"ERROR {why}")
             self._play("OK PLAY: binary protocol follows", self.service.seat, self)
         elif command == "COMPUTER" and len(args) <= 1:
+            if args and self._back_to_away_seat():
+                return
             ais = self.service.ais
             if not ais:
                 return self._say("ERROR no computer opponent is registered on this server")
@@ -239,7 +252,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
             self._play(f"OK COMPUTER {args[0]}: binary protocol follows", self.service.seat_against, self, args[0])
         elif command == "HELP":
             self._say(
-                "LOGIN <name> <token>   play as your registered account (takes back its seat if away)",
+                "LOGIN <name> <token>   play as your registered account (PLAY then takes back its away seat)",
                 f"NAME <name>            your name at the table as a guest ({NAME_RULE})",
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
                 "TOKEN                  get your seat's resume token (just before OK PLAY)",
@@ -259,10 +272,6 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
 
     def _name_command(self, name: str) -> None:
         """``NAME <name>``: a guest's name, refused when it is registered or in use here."""
-        if self.identity is not None and self.identity.account:
-            return self.login_refused(LoginError(Refusal.ALREADY, self.identity.name))
-        if self.service.name_in_use(name, self):
-            return self.login_refused(LoginError(Refusal.NAME_IN_USE, name))
         self.check_guest_name(name, self._named_guest)
 
     def _named_guest(self, identity: Identity) -> None:
@@ -285,6 +294,25 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
                 self.login_refused(LoginError(Refusal.GUESTS_OFF))
                 return False
             self.identity = Identity(self.name)
+        return True
+
+    def _logged_in(self, identity: Identity) -> None:
+        # Not the shared "take the away seat back at once": the binary protocol would start
+        # under a client that may have sent its PLAY already. The next PLAY takes it back.
+        if self.seated():
+            return self.login_refused(LoginError(Refusal.TOO_LATE))
+        self.identity = identity
+        self.login_ok(identity)
+
+    def _back_to_away_seat(self) -> bool:
+        """PLAY or COMPUTER of an account that has a seat away in a running game: that seat,
+        whatever was asked (one account, one game at a time)."""
+        if self.identity is None or not self.identity.account:
+            return False
+        seat = self.service.seats.find_account(self.identity, away_only=True)
+        if seat is None:
+            return False
+        self._take_back(seat)
         return True
 
     def _play(self, line: str, seat, *args) -> None:
@@ -337,7 +365,8 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         self.name = seat.name
 
     def resume_ok(self, seat: Seat) -> None:
-        self._say(f"OK RESUME {seat.label()}: binary protocol follows")
+        token = [f"TOKEN {seat.resume_token}"] if self.want_token and seat.resume_token else []
+        self._say(*token, f"OK RESUME {seat.label()}: binary protocol follows")
 
     def token_reply(self, seat: Seat) -> None:  # TOKEN is answered before PLAY (see _play)
         self._say(f"TOKEN {seat.resume_token}")

@@ -394,7 +394,7 @@ class CombatService(GameService):
             sitter.seat = None
             if not playing:
                 if table.state is not State.DONE:  # waiting or in setup: the seat is free again
-                    self.seats.forfeit(seat)
+                    self.seats.unseat(seat)
                     del entry.seats[seating.seat]
                     entry.binary.discard(seating.seat)
             elif seat.holder is not None:

@@ -293,6 +293,28 @@ def test_the_server_stream_follows_the_handshake_then_the_binary_protocol():
     assert stream.feed(b"ERROR table t has 2 seats\r\n") == [("refused", "table t has 2 seats")]
 
 
+def test_the_server_stream_tells_the_resume_token_and_a_resume_switches_to_binary():
+    binary = encode(MsgSeat(1, 2))
+    data = (
+        b"COMBAT gamed\r\nOK NAME ann\r\nOK TOKEN: your resume token comes just before OK PLAY\r\n"
+        b"TOKEN abcdefghijklmnopqrstuvwx\r\nOK PLAY: binary protocol follows\r\n" + binary
+    )
+    for cut in range(len(data) + 1):
+        stream = cli.ServerStream(["NAME ann", "TOKEN", "PLAY"])
+        events = stream.feed(data[:cut]) + stream.feed(data[cut:])
+        assert events == [
+            ("say", "NAME ann"),
+            ("line", "OK NAME ann"),
+            ("say", "TOKEN"),
+            ("say", "PLAY"),
+            ("token", "abcdefghijklmnopqrstuvwx"),
+            ("message", MsgSeat(1, 2)),
+        ], cut
+    stream = cli.ServerStream(["RESUME abcdefghijklmnopqrstuvwx"])
+    events = stream.feed(b"COMBAT gamed\r\nOK RESUME seat 1 (ann): binary protocol follows\r\n" + binary)
+    assert events == [("say", "RESUME abcdefghijklmnopqrstuvwx"), ("message", MsgSeat(1, 2))]
+
+
 def test_a_closing_error_line_after_binary_messages_is_told_in_any_chunking():
     binary = b"".join(encode(m) for m in (MsgSeat(0, 2), ReqOptions(), ReqSetup()))
     data = binary + b"ERROR computer opponent fast left the table: the map is not the Default map\r\n"
@@ -317,15 +339,28 @@ def test_options_choose_the_port_and_the_handshake_lines():
     assert cli.handshake_lines(args) is None and args.port is None
     assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--table", "duel", "--seats", "3"])) == [
         "NAME ann",
+        "TOKEN",
         "TABLE duel 3",
         "PLAY",
     ]
-    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["COMPUTER fast"]
+    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["TOKEN", "COMPUTER fast"]
     assert cli.handshake_lines(cli.parse_args(["--list-computers"])) == ["COMPUTER", "QUIT"]
+    token = "t" * 24
+    assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--token", token])) == [f"LOGIN ann {token}", "PLAY"]
+    assert cli.handshake_lines(cli.parse_args(["--resume", token])) == [f"RESUME {token}"]
     against = cli.map_options_of(cli.parse_args(["--computer", "fast"]), print)
     assert against.name == "Default" and int(against.options) == 0x10, "the UCC rules by default"
     assert int(cli.map_options_of(cli.parse_args([]), print).options) == 0
-    for bad in (["--seats", "3"], ["--table", "a b"], ["--computer", "fast", "--table", "t"], ["--name", "x" * 40]):
+    for bad in (
+        ["--seats", "3"],
+        ["--table", "a b"],
+        ["--computer", "fast", "--table", "t"],
+        ["--name", "x" * 40],
+        ["--token", "t" * 24],
+        ["--name", "ann", "--token", "short"],
+        ["--resume", "t" * 24, "--name", "ann"],
+        ["--resume", "not a token"],
+    ):
         with pytest.raises(SystemExit):
             cli.parse_args(bad)
 
@@ -334,7 +369,7 @@ def test_every_option_has_a_help_text(capsys):
     with pytest.raises(SystemExit):
         cli.parse_args(["--help"])
     out = capsys.readouterr().out
-    for option in ("--host", "--port", "--timeout", "--name", "--table", "--seats", "--computer", "--map", "--options", "--seed"):
+    for option in ("--host", "--port", "--timeout", "--name", "--token", "--resume", "--table", "--seats", "--computer", "--map", "--options", "--seed"):
         line = next(line for line in out.splitlines() if line.strip().startswith(option))
         assert len(line.split()) > 2, f"{option} has no help text"
 
