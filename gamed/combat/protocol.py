@@ -91,6 +91,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
             self.close("the binary port admits nobody with [players] guests = false (its clients cannot log in)")
         else:
             self.identity = Identity(self.name)
+            self.service.claim_name(self.name, self)
             self.service.seat(self)
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
@@ -294,6 +295,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
                 self.login_refused(LoginError(Refusal.GUESTS_OFF))
                 return False
             self.identity = Identity(self.name)
+            self.service.claim_name(self.name, self)
         return True
 
     def _logged_in(self, identity: Identity) -> None:
@@ -360,7 +362,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
 
     def take_seat(self, seat: Seat) -> None:
         self.handshake = False
-        self.service.release_name(self)
+        self.service.claim_name(seat.name, self)  # a guest back at its seat keeps its name
         self.identity = seat.identity
         self.name = seat.name
 

@@ -260,6 +260,7 @@ class CombatService(GameService):
     def take_back(self, protocol: CombatProtocol, seat: PlayerSeat) -> None:
         """``protocol`` is ``seat``'s own player come back (same account, its resume token, or
         its address): it plays on as that seat's identity, and gets the whole state."""
+        self.claim_name(seat.name, protocol)
         protocol.identity = seat.identity
         protocol.name = seat.name
         protocol.seat = seat

@@ -183,6 +183,9 @@ def test_a_guest_resumes_with_its_resume_token_and_not_after_the_game():
     assert back.say(f"RESUME {token}") == ["OK RESUME seat 0 (ann): binary protocol follows"]
     assert back.read()[-1] == wire.MsgStart()
     assert Conn(service).say(f"RESUME {token}") == ["ERROR 429 that seat is not away (its player is connected)"]
+    assert Conn(service).say("NAME ann") == ["ERROR 432 another player here uses that name just now (ann)"]
+    binary = Conn(service, text=False).client.player.name
+    assert Conn(service).say(f"NAME {binary}") == [f"ERROR 432 another player here uses that name just now ({binary})"]
     back.send(wire.ReqMove(1, 2))
     assert wire.MsgGameover(0) in bea.read()
     (record,) = store.records
@@ -371,3 +374,33 @@ def test_seatbook_unseat_forgets_the_seat_and_its_token():
         assert e.refusal.value == "unknown resume token"
     else:
         raise AssertionError("the token still finds a seat")
+
+
+def test_a_table_provides_the_seat_models_game_interface():
+    from zope.interface.verify import verifyObject
+
+    from gamed.seats import ISeatGame
+
+    clock, store, accounts, service = make()
+    Conn(service, text=False)
+    (entry,) = service._tables.values()
+    assert verifyObject(ISeatGame, entry)
+
+
+def test_login_without_a_records_database_is_refused_with_431():
+    service = CombatService(Limits(idle_timeout=0), Clock(), CombatConfig(), rng=random.Random(1))
+    conn = Conn(service)
+    assert conn.say("LOGIN alice " + "a" * 24) == ["ERROR 431 this server has no accounts (no records database)"]
+    assert conn.say("NAME alice", "PLAY") == ["OK NAME alice", "OK PLAY: binary protocol follows"], "guests still play"
+
+
+def test_the_rejoin_setting_is_checked():
+    import pytest
+
+    from gamed import config
+
+    assert config.build({"combat": {"rejoin": "anyone", "rejoin_grace": 5}}).combat.rejoin == "anyone"
+    assert config.build({"combat": {"rejoin_grace": 5}}).grace("combat") == 5
+    assert config.build({"players": {"grace": 9}}).grace("combat") == 9
+    with pytest.raises(config.ConfigError, match="combat.rejoin must be one of address, anyone, not 'everyone'"):
+        config.build({"combat": {"rejoin": "everyone"}})
