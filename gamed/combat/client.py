@@ -553,6 +553,15 @@ class CombatClient:
         return ": the last other seat ran out of move time or left the game"
 
     # --- typed lines -----------------------------------------------------------------------
+    def notice(self, line: str) -> str:
+        """Words for an ``AWAY <seat> <name> <seconds>`` or ``BACK <seat> <name>`` line."""
+        words = line.split()
+        if len(words) == 4 and words[0] == "AWAY" and words[1].isdigit():
+            return f"seat {words[1]} ({words[2]}) dropped out: its seat is kept {words[3]} s for its return.\n"
+        if len(words) == 3 and words[0] == "BACK" and words[1].isdigit():
+            return f"seat {words[1]} ({words[2]}) is back.\n"
+        return f"Server: {line}\n"
+
     def command(self, line: str) -> str:
         """One typed line. Returns the text to show; 'quit' is handled by the caller."""
         text = line.strip()
@@ -603,6 +612,8 @@ class CombatClient:
 # --- the bytes from the server -------------------------------------------------------------------
 
 _ERROR_OPCODE = int.from_bytes(b"ERRO", "big", signed=True)  # what the parser reads of "ERROR ..."
+# What the parser reads of the NOTICES lines "AWAY ..." and "BACK ..." (no server opcode).
+_NOTICE_OPCODES = {int.from_bytes(word, "big", signed=True) for word in (b"AWAY", b"BACK")}
 _BINARY_FOLLOWS = "binary protocol follows"
 
 
@@ -614,7 +625,8 @@ class ServerStream:
     answer to show, ``("refused", text)`` an ``ERROR`` answer that ends the attempt. After the
     ``OK ... binary protocol follows`` line (or at once, without a handshake) come binary
     messages, ``("message", message)``; on the handshake port a closing text line ``ERROR <why>``
-    may end them, ``("closing", why)``. ``("fatal", reason)``: bytes that are neither.
+    may end them, ``("closing", why)``; with NOTICES asked, ``AWAY``/``BACK`` lines between them
+    are ``("notice", line)``. ``("fatal", reason)``: bytes that are neither.
     """
 
     def __init__(self, handshake: list[str] | None = None):
@@ -624,6 +636,7 @@ class ServerStream:
         self._text = b""  # an incomplete handshake line
         self._held = b""  # the bytes the parser holds: the start of an incomplete message
         self._closing: bytes | None = None  # the closing ERROR line, once it began
+        self._notice: bytes | None = None  # an AWAY/BACK line not complete yet
         self._closed = False
 
     def feed(self, data: bytes) -> list[tuple[str, object]]:
@@ -653,7 +666,7 @@ class ServerStream:
             buffer = buffer[end + 1 :]
             if line.startswith("COMBAT "):  # the greeting
                 events += self._next_command()
-            elif line.startswith("OK TOKEN"):  # the resume token comes with the PLAY answer
+            elif line.startswith(("OK TOKEN", "OK NOTICES")):  # said once the game is on
                 events += self._next_command()
             elif line.startswith("TOKEN "):
                 events.append(("token", line[len("TOKEN ") :].strip()))
@@ -674,11 +687,19 @@ class ServerStream:
         if self._closing is not None:
             self._closing += data
             return self._closing_line()
+        if self._notice is not None:
+            return self._notice_line(data)
         whole = self._held + data
         try:
             messages = self.parser.feed(data)
         except wire.ProtocolError as e:
             events: list[tuple[str, object]] = [("message", m) for m in e.messages]
+            if e.opcode in _NOTICE_OPCODES:
+                # A notice line between two messages: it starts where the messages before it end.
+                start = sum(len(wire.encode(m)) for m in e.messages)
+                self.parser = wire.ClientParser(self.parser.numbering, self.parser.seats)
+                self._held = b""
+                return events + self._notice_line(whole[start:])
             start = whole.rfind(b"ERRO")
             if e.opcode == _ERROR_OPCODE and start >= 0:
                 self._closing = whole[start:]
@@ -687,6 +708,20 @@ class ServerStream:
         held = self.parser.buffered
         self._held = whole[len(whole) - held :] if held else b""
         return [("message", m) for m in messages]
+
+    def _notice_line(self, data: bytes) -> list[tuple[str, object]]:
+        data = (self._notice or b"") + data
+        end = data.find(b"\n")
+        if end < 0:
+            if len(data) > 512:
+                self._notice = None
+                return [("fatal", "a notice line that does not end")]
+            self._notice = data
+            return []
+        self._notice = None
+        line = data[:end].rstrip(b"\r").decode("ascii", "replace")
+        rest = data[end + 1 :]
+        return [("notice", line)] + (self._messages(rest) if rest else [])
 
     def _closing_line(self) -> list[tuple[str, object]]:
         assert self._closing is not None
@@ -702,7 +737,7 @@ def handshake_lines(args: argparse.Namespace) -> list[str] | None:
     if args.list_computers:
         return ["COMPUTER", "QUIT"]
     if args.resume:
-        return [f"RESUME {args.resume}"]
+        return ["NOTICES", f"RESUME {args.resume}"]
     if not (args.name or args.table or args.computer):
         return None
     if args.token:
@@ -710,6 +745,7 @@ def handshake_lines(args: argparse.Namespace) -> list[str] | None:
     else:
         # A guest's only way back after a drop is its resume token: ask for it.
         lines = ([f"NAME {args.name}"] if args.name else []) + ["TOKEN"]
+    lines.append("NOTICES")  # be told when a seat drops and comes back
     if args.computer:
         return lines + [f"COMPUTER {args.computer}"]
     if args.table:
@@ -751,6 +787,8 @@ def _protocol_class():
                     self.transport.write(value.encode("ascii") + b"\r\n")
                 elif kind == "line":
                     self.write(f"Server: {value}\n")
+                elif kind == "notice":
+                    self.write(self.client.notice(str(value)))
                 elif kind == "token":
                     self.write(
                         f"Your resume token: {value}\n"

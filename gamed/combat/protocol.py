@@ -62,6 +62,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         self.identity: Identity | None = None  # a guest once named or seated, an account once logged in
         self.seat: Seat | None = None  # its seat of the seat model while it sits at a table
         self.want_token = False  # TOKEN before PLAY: the resume token comes just before OK PLAY
+        self.notices = False  # NOTICES before PLAY: AWAY and BACK lines between the binary messages
         self._holding: list | None = None  # binary messages held until the PLAY lines are written
         self.table_name: str | None = None
         self.table_seats: int | None = None
@@ -221,6 +222,9 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         elif command == "TOKEN" and not args:
             self.want_token = True
             self._say("OK TOKEN: your resume token comes just before OK PLAY")
+        elif command == "NOTICES" and not args:
+            self.notices = True
+            self._say("OK NOTICES: AWAY and BACK lines come between the binary messages")
         elif command == "TABLE" and len(args) in (1, 2) and valid_name(args[0]):
             seats = None
             if len(args) == 2:
@@ -257,6 +261,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
                 f"NAME <name>            your name at the table as a guest ({NAME_RULE})",
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
                 "TOKEN                  get your seat's resume token (just before OK PLAY)",
+                "NOTICES                AWAY/BACK lines between the binary messages when a seat drops and returns",
                 "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
                 "RESUME <token>         take back your seat after a drop (binary protocol follows)",
                 "COMPUTER [<ai>]        list the computer opponents, or host a table against one",
@@ -372,6 +377,13 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
 
     def token_reply(self, seat: Seat) -> None:  # TOKEN is answered before PLAY (see _play)
         self._say(f"TOKEN {seat.resume_token}")
+
+    def notice(self, line: str) -> None:
+        """An ``AWAY ...`` or ``BACK ...`` text line between binary messages, for a client that
+        asked for them with NOTICES (no original client can read one)."""
+        if self.notices and not self.handshake and not self.closing and self.transport is not None:
+            if self._holding is None:
+                self._say(line)
 
     def seat_replaced(self, seat: Seat) -> None:
         self.close("its player took the seat back on another connection")

@@ -42,6 +42,7 @@ from gamed.seats import Seat as PlayerSeat
 from gamed.stratego import rules
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits
+from gamed.textwire import seconds
 
 
 RESULTS = "results.jsonl"
@@ -407,10 +408,15 @@ class CombatService(GameService):
 
     def _seat_away(self, entry: _Table, seat: PlayerSeat) -> None:
         """The seat model kept ``seat`` for its player's return: the others have seen it open in
-        MSG_PLAYERS (the original protocol's only word for it); its move clock runs on."""
+        MSG_PLAYERS (the original protocol's only word for it), and those that asked for NOTICES
+        get ``AWAY <seat> <name> <seconds left>``; its move clock runs on."""
         self._log.info(
             "combat table {table}: {seat} is away; kept {grace:g} s", table=entry.id, seat=seat.label(), grace=self.seats.grace
         )
+        line = f"AWAY {seat.number} {seat.name} {seconds(self.seats.grace_left(seat))}"
+        for sitter in list(entry.sitting.values()):
+            if isinstance(sitter, CombatProtocol):
+                sitter.notice(line)
 
     def _seat_back(self, entry: _Table, seat: PlayerSeat) -> None:
         """``seat``'s player is back at ``seat.holder``: the table's own rejoin (MSG_SEAT,
@@ -423,6 +429,9 @@ class CombatService(GameService):
         else:
             entry.binary.add(seat.number)
         self._join(seat.holder, entry, seat.number, back=seat)
+        for number, sitter in list(entry.sitting.items()):
+            if number != seat.number and isinstance(sitter, CombatProtocol):
+                sitter.notice(f"BACK {seat.number} {seat.name}")
 
     def _seat_forfeited(self, entry: _Table, seat: PlayerSeat) -> None:
         """``seat``'s grace ran out (or there is none): it loses as the rules say."""

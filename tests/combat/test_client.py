@@ -315,6 +315,26 @@ def test_the_server_stream_tells_the_resume_token_and_a_resume_switches_to_binar
     assert events == [("say", "RESUME abcdefghijklmnopqrstuvwx"), ("message", MsgSeat(1, 2))]
 
 
+def test_notice_lines_between_binary_messages_are_told_in_any_chunking():
+    players = MsgPlayers([PlayerSeat(SeatKind.PLAYER, "ann"), PlayerSeat(SeatKind.OPEN)])
+    data = encode(MsgSeat(0, 2)) + encode(players) + b"AWAY 1 bob 60\r\n" + encode(ReqSetup()) + b"BACK 1 bob\r\n" + encode(MsgStart())
+    for cut in range(len(data) + 1):
+        for second in range(cut, len(data) + 1, 7):
+            stream = cli.ServerStream()
+            events = stream.feed(data[:cut]) + stream.feed(data[cut:second]) + stream.feed(data[second:])
+            assert events == [
+                ("message", MsgSeat(0, 2)),
+                ("message", players),
+                ("notice", "AWAY 1 bob 60"),
+                ("message", ReqSetup()),
+                ("notice", "BACK 1 bob"),
+                ("message", MsgStart()),
+            ], (cut, second)
+    client = cli.CombatClient(None)
+    assert client.notice("AWAY 1 bob 60") == "seat 1 (bob) dropped out: its seat is kept 60 s for its return.\n"
+    assert client.notice("BACK 1 bob") == "seat 1 (bob) is back.\n"
+
+
 def test_a_closing_error_line_after_binary_messages_is_told_in_any_chunking():
     binary = b"".join(encode(m) for m in (MsgSeat(0, 2), ReqOptions(), ReqSetup()))
     data = binary + b"ERROR computer opponent fast left the table: the map is not the Default map\r\n"
@@ -340,14 +360,15 @@ def test_options_choose_the_port_and_the_handshake_lines():
     assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--table", "duel", "--seats", "3"])) == [
         "NAME ann",
         "TOKEN",
+        "NOTICES",
         "TABLE duel 3",
         "PLAY",
     ]
-    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["TOKEN", "COMPUTER fast"]
+    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["TOKEN", "NOTICES", "COMPUTER fast"]
     assert cli.handshake_lines(cli.parse_args(["--list-computers"])) == ["COMPUTER", "QUIT"]
     token = "t" * 24
-    assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--token", token])) == [f"LOGIN ann {token}", "PLAY"]
-    assert cli.handshake_lines(cli.parse_args(["--resume", token])) == [f"RESUME {token}"]
+    assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--token", token])) == [f"LOGIN ann {token}", "NOTICES", "PLAY"]
+    assert cli.handshake_lines(cli.parse_args(["--resume", token])) == ["NOTICES", f"RESUME {token}"]
     against = cli.map_options_of(cli.parse_args(["--computer", "fast"]), print)
     assert against.name == "Default" and int(against.options) == 0x10, "the UCC rules by default"
     assert int(cli.map_options_of(cli.parse_args([]), print).options) == 0

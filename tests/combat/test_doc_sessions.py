@@ -22,6 +22,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from gamed.combat import wire
+from gamed.combat.client import ServerStream
 from gamed.combat.service import CombatService
 from gamed.config import CombatConfig, Limits, PlayersConfig
 from gamed.players import Players
@@ -187,6 +188,8 @@ class Seat:
         self.client = Client(service, factory=service.text_port_factory() if handshake else None)
         self.parser = wire.ClientParser()
         self.text = handshake
+        # After the handshake its binary part may carry NOTICES lines: the terminal client's reader.
+        self.stream = ServerStream() if handshake else None
 
     @property
     def lost(self) -> bool:
@@ -220,10 +223,17 @@ class Seat:
         lines = []
         if self.text:
             lines, data = self._lines(data)
-        messages = self.parser.feed(data)
-        assert self.parser.buffered == 0, "a message arrived cut short"
+        if self.stream is not None:  # "message" events, and "notice" lines between them
+            events = self.stream.feed(data)
+            assert all(kind in ("message", "notice") for kind, _ in events), events
+        else:
+            events = [("message", m) for m in self.parser.feed(data)]
+            assert self.parser.buffered == 0, "a message arrived cut short"
         self.client.finish()
-        for got in messages:
+        for kind, got in events:
+            if kind == "notice":
+                lines.append("LINE " + got)
+                continue
             text = text_of(got)
             expected = server_message(text)
             assert expected == got, text

@@ -12,6 +12,7 @@ import re
 from twisted.internet.task import Clock
 
 from gamed.combat import wire
+from gamed.combat.client import ServerStream
 from gamed.combat.service import CombatService
 from gamed.config import CombatConfig, Limits, PlayersConfig
 from gamed.observers import LiveHub
@@ -34,10 +35,16 @@ class Conn:
     def __init__(self, service, host="192.0.2.1", text=True):
         factory = service.text_port_factory() if text else service.port_factory()
         self.client = Client(service, host=host, factory=factory)
-        self.parser = wire.ClientParser()
+        self.stream = ServerStream()  # the terminal client's reader: binary messages and NOTICES lines
         self.binary = not text
         self.got: list = []
+        self.notices: list[str] = []
         self.lines()
+
+    def _binary(self, data: bytes) -> None:
+        for kind, value in self.stream.feed(data):
+            assert kind in ("message", "notice"), (kind, value)
+            (self.got if kind == "message" else self.notices).append(value)
 
     def say(self, *lines: str) -> list[str]:
         self.client.raw(b"".join(line.encode() + b"\r\n" for line in lines))
@@ -48,13 +55,13 @@ class Conn:
         self.client.transport.clear()
         self.client.finish()
         if self.binary:
-            self.got += self.parser.feed(data)
+            self._binary(data)
             return []
         switch = SWITCH.search(data)
         if switch is None:
             return data.decode("ascii").split("\r\n")[:-1]
         self.binary = True
-        self.got += self.parser.feed(data[switch.end() :])
+        self._binary(data[switch.end() :])
         return data[: switch.end()].decode("ascii").split("\r\n")[:-1]
 
     def send(self, message) -> None:
@@ -404,3 +411,29 @@ def test_the_rejoin_setting_is_checked():
     assert config.build({"players": {"grace": 9}}).grace("combat") == 9
     with pytest.raises(config.ConfigError, match="combat.rejoin must be one of address, anyone, not 'everyone'"):
         config.build({"combat": {"rejoin": "everyone"}})
+
+
+def test_notices_tell_only_the_clients_that_asked_when_a_seat_drops_and_returns():
+    clock, store, accounts, service = make(grace=90)
+    alice, _ = login(service, accounts, "alice")
+    assert alice.say("NOTICES") == ["OK NOTICES: AWAY and BACK lines come between the binary messages"]
+    bob, token = login(service, accounts, "bob")
+    carol = Conn(service)
+    alice.say("TABLE t 3", "PLAY")
+    bob.say("TABLE t", "PLAY")
+    carol.say("NAME carol", "TABLE t", "PLAY")
+    three = line_map(3, {Unit.FLAG: 1, Unit.MARSHAL: 1})
+    alice.send(wire.HostOptions.of(three))
+    for conn, seat in ((alice, 0), (bob, 1), (carol, 2)):
+        first = 2 * seat
+        conn.send(wire.MsgSetup(wire.write_setup(three, seat, {first: Unit.FLAG, first + 1: Unit.MARSHAL})))
+    assert wire.MsgStart() in carol.read()
+    bob.client.drop()
+    clock.advance(30)
+    alice.read()
+    carol.read()
+    assert alice.notices == ["AWAY 1 bob 90"] and carol.notices == [], "only who asked"
+    back = Conn(service)
+    back.say(f"LOGIN bob {token}", "PLAY")
+    assert alice.read()[-1] == wire.MsgStart() and alice.notices == ["AWAY 1 bob 90", "BACK 1 bob"]
+    assert back.notices == [] and carol.read()[-1] == wire.MsgStart() and carol.notices == []
