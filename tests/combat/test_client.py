@@ -13,6 +13,7 @@ import pytest_twisted
 from twisted.internet import defer, protocol, reactor
 
 from gamed.combat import client as cli
+from gamed.combat import wire
 from gamed.combat.client import CombatClient, draw_board, parse_move
 from gamed.combat.maps import shipped_maps
 from gamed.combat.wire import (
@@ -522,6 +523,64 @@ async def test_client_plays_the_computer_on_the_handshake_port_and_exits_at_game
         assert code == 1, out
         assert "The server ended the game: computer opponent fast left the table: the map is not the Default map;" in out, out
         assert "Traceback" not in out + client.err.decode() + refused.err.decode() + daemon.text
+    finally:
+        for child in children:
+            child.kill()
+        await daemon.stop()
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_client_shows_its_resume_token_and_resume_takes_the_seat_back():
+    from tests.integration.support import LOOPBACK, ROOT, Daemon, child_env, gamed_args, spawn, with_timeout
+    from tests.integration.test_combat_seats import HandshakeClient, connect
+
+    daemon: Daemon = spawn(
+        gamed_args("--combat-text", LOOPBACK, "--combat-move-time", "0", "--combat-rejoin-grace", "60", kalaha="none"),
+        expect_ports=1,
+    )
+    children: list[Child] = []
+    try:
+        await with_timeout(daemon.listening, 20, "the daemon to listen")
+        port = daemon.ports["combat-text"]
+        client_args = [sys.executable, "-m", "gamed.combat.client", "--host", "127.0.0.1", "--port", str(port)]
+        ann = Child()  # stdin stays open: ann waits
+        children.append(ann)
+        reactor.spawnProcess(ann, sys.executable, client_args + ["--name", "ann", "--table", "duel", "--random-setup"], env=child_env(), path=str(ROOT))
+        for _ in range(200):
+            if b"Your resume token: " in ann.out and b"You are seat 0" in ann.out or ann.ended.called:
+                break
+            await _sleep(0.05)
+        token = re.search(rb"Your resume token: (\S+)", ann.out)
+        assert token, (ann.out, ann.err)
+        token = token[1].decode()
+        assert f"gamed-combat --resume {token}" in ann.out.decode()
+        bob = await connect(port, HandshakeClient())
+        await bob.line()
+        for line in ("NAME bob", "TABLE duel", "PLAY"):
+            bob.say(line)
+        while not (await bob.line()).startswith("OK PLAY"):
+            pass
+        await bob.expect(wire.ReqSetup)
+        bob.send(wire.MsgSetup(wire.write_setup(DEFAULT, 1, cli.random_setup(DEFAULT, 1, random.Random(1)))))
+        await bob.expect(wire.MsgStart)
+        ann.kill()  # ann's connection drops during play
+        back = Child()
+        children.append(back)
+        reactor.spawnProcess(back, sys.executable, client_args + ["--resume", token], env=child_env(), path=str(ROOT))
+        players = await bob.expect(wire.MsgPlayers)
+        while players.seats[0].kind is SeatKind.OPEN:  # away, then back
+            players = await bob.expect(wire.MsgPlayers)
+        assert players.seats[0].name == "ann"
+        await bob.expect(wire.MsgStart)
+        bob.send(wire.ReqMove(60, 50))  # not bob's turn: refused to everyone, so ann's client hears it
+        for _ in range(200):
+            if b"seat 1 (bob)" in back.out:
+                break
+            await _sleep(0.05)
+        out = back.out.decode()
+        assert "You are seat 0 of 2" in out and "seat 1 (bob)" in out, (out, back.err)
+        assert "Traceback" not in out + back.err.decode() + daemon.text
     finally:
         for child in children:
             child.kill()
