@@ -69,7 +69,6 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         self._text = bytearray()  # handshake bytes not handled yet
         self.clock = service.clock
         self.name = f"player{number}"
-        self.named = False  # True once NAME or LOGIN chose its name
         self.parser = wire.Parser()
         self.seating: Seating | None = None
         self.closing = False
@@ -289,7 +288,6 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
     def _use_name(self, identity: Identity) -> None:
         self.identity = identity
         self.name = identity.name
-        self.named = True
         self.service.claim_name(self.name, self)
 
     def _may_play(self) -> bool:

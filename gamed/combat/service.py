@@ -150,8 +150,9 @@ class CombatService(GameService):
 
     def can_seat(self, protocol: CombatProtocol) -> str | None:
         """Why ``protocol``'s PLAY cannot be served (None: it can): its named table exists but has
-        no seat to give (every seat taken, or a game on or over without a seat kept for a return),
-        or its seat count is not the one asked for."""
+        no seat to give (every seat taken, or a game on or over: an away seat goes back only to its
+        own player, through LOGIN or RESUME, unless ``rejoin = "anyone"``), its seat count is not
+        the one asked for, or this account sits at it already."""
         name = protocol.table_name
         if name is None:
             return None
