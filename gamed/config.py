@@ -87,8 +87,19 @@ class CombatConfig:
     text_listen: tuple[str, ...] = ("tcp:5689",)  # the same game behind a short text handshake
     seats: int = 2  # seats per table (2..15)
     move_time: float = 600.0  # seconds per move; the seat to move loses when it runs out; 0 = none
-    rejoin_grace: float = 120.0  # seconds a seat that dropped during a game is kept for its return; 0 = it loses at once
+    # Seconds a seat that dropped during a game is kept for its return (Combat's own grace);
+    # 0 = it loses at once; None = [players] grace.
+    rejoin_grace: float | None = None
+    # Who may take back a dropped seat on the binary port, whose clients cannot log in: "address"
+    # = a connection from the address the seat was held from; "anyone" = the next connection (the
+    # original GGZ behaviour: anybody can take over a dropped army, unsafe).
+    rejoin: str = "address"
     records: str = "combat"  # directory of results.jsonl (one line per finished game); "" = none
+
+    @property
+    def grace(self) -> float | None:
+        """The per-game grace (``Config.grace("combat")``): ``rejoin_grace``."""
+        return self.rejoin_grace
 
 
 @attrs.frozen

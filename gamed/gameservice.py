@@ -48,10 +48,14 @@ class GameService(MultiService):
             for d in drained:
                 d.callback(None)
 
+    def live_table_of(self, game: Any) -> Any:
+        """The live table of ``game`` (None without a hub): ``self.live`` maps game ids to them."""
+        return getattr(self, "live", {}).get(getattr(game, "id", None))
+
     def seat_presence(self, seat: Any) -> None:
         """A seat went away or came back (``gamed.seats.SeatBook``'s ``on_presence``): its game's
-        live table in ``self.live`` (game id -> LiveTable, with a hub) shows spectators."""
-        table = getattr(self, "live", {}).get(getattr(seat.game, "id", None))
+        live table shows spectators."""
+        table = self.live_table_of(seat.game)
         if table is not None:
             back_by = None
             if seat.away and seat.grace_ends is not None:  # the clock's time -> unix time

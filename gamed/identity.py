@@ -5,10 +5,21 @@ logins per client address (time comes in as an argument)."""
 from __future__ import annotations
 
 import enum
+import re
 from collections import OrderedDict
 
 import attrs
 from zope.interface import Attribute, Interface
+
+# Any token a client may send: an account's (32 characters, gamed.accounts.valid_token) or a
+# seat's resume token (24). Clients check what they are given with it before sending it.
+TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{16,128}\Z")
+
+
+def looks_like_token(text: str) -> bool:
+    """True for 16 to 128 letters, digits, ``_`` or ``-``: the shape of every gamed token."""
+    return bool(TOKEN_SHAPE.match(text))
+
 
 GUEST_PREFIX = "guest"  # default guest names are guest<N>; no account name may start with it
 

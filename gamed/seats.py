@@ -239,6 +239,17 @@ class SeatBook:
             seat.presence = Presence.GONE
             seat.holder = None
 
+    def unseat(self, seat: Seat) -> None:
+        """``seat`` is given up before its game began (a player left a table still waiting for
+        players): it is forgotten with its resume token, so that players coming and going at a
+        waiting table keep nothing."""
+        self.forfeit(seat)
+        seats = self._seats.get(seat.game)
+        if seats is not None and seat in seats:
+            seats.remove(seat)
+        if seat.resume_token is not None:
+            self._tokens.pop(seat.resume_token, None)
+
     def finish(self, game: Any) -> None:
         """``game`` is over: its seats are gone and their resume tokens dead (a late one is told
         its game is over)."""

@@ -1,7 +1,8 @@
 """``gamed-combat``: a terminal client for people playing GGZ Combat (spec ggz-combat) on gamed.
 
-It connects to the binary port (``--combat``, 5688: seated in arrival order) or, with ``--name``,
-``--table NAME [--seats N]`` or ``--computer AI``, to the handshake port (``--combat-text``, 5689),
+It connects to the binary port (``--combat``, 5688: seated in arrival order) or, with ``--name``
+(``--token`` to log in as that registered account), ``--table NAME [--seats N]``, ``--computer AI``
+or ``--resume TOKEN`` (take back a seat after a drop), to the handshake port (``--combat-text``, 5689),
 tells every server message in words, answers the host's options request with a shipped map
 (``--map``, optionally another option mask with ``--options HEX``), places the army
 (``--random-setup``, the word ``DEFAULT`` on the Default map, ``RANDOM``, or typed rows of unit
@@ -56,6 +57,7 @@ from gamed.combat.wire import (
     owner_of,
 )
 from gamed.stratego.console import DEFAULT_SETUPS
+from gamed.identity import looks_like_token
 from gamed.names import valid_name
 from gamed.stratego.rules import UNIT_OF_TOKEN, Opt, Unit
 
@@ -551,6 +553,15 @@ class CombatClient:
         return ": the last other seat ran out of move time or left the game"
 
     # --- typed lines -----------------------------------------------------------------------
+    def notice(self, line: str) -> str:
+        """Words for an ``AWAY <seat> <name> <seconds>`` or ``BACK <seat> <name>`` line."""
+        words = line.split()
+        if len(words) == 4 and words[0] == "AWAY" and words[1].isdigit():
+            return f"seat {words[1]} ({words[2]}) dropped out: its seat is kept {words[3]} s for its return.\n"
+        if len(words) == 3 and words[0] == "BACK" and words[1].isdigit():
+            return f"seat {words[1]} ({words[2]}) is back.\n"
+        return f"Server: {line}\n"
+
     def command(self, line: str) -> str:
         """One typed line. Returns the text to show; 'quit' is handled by the caller."""
         text = line.strip()
@@ -601,6 +612,8 @@ class CombatClient:
 # --- the bytes from the server -------------------------------------------------------------------
 
 _ERROR_OPCODE = int.from_bytes(b"ERRO", "big", signed=True)  # what the parser reads of "ERROR ..."
+# What the parser reads of the NOTICES lines "AWAY ..." and "BACK ..." (no server opcode).
+_NOTICE_OPCODES = {int.from_bytes(word, "big", signed=True) for word in (b"AWAY", b"BACK")}
 _BINARY_FOLLOWS = "binary protocol follows"
 
 
@@ -612,7 +625,8 @@ class ServerStream:
     answer to show, ``("refused", text)`` an ``ERROR`` answer that ends the attempt. After the
     ``OK ... binary protocol follows`` line (or at once, without a handshake) come binary
     messages, ``("message", message)``; on the handshake port a closing text line ``ERROR <why>``
-    may end them, ``("closing", why)``. ``("fatal", reason)``: bytes that are neither.
+    may end them, ``("closing", why)``; with NOTICES asked, ``AWAY``/``BACK`` lines between them
+    are ``("notice", line)``. ``("fatal", reason)``: bytes that are neither.
     """
 
     def __init__(self, handshake: list[str] | None = None):
@@ -622,6 +636,7 @@ class ServerStream:
         self._text = b""  # an incomplete handshake line
         self._held = b""  # the bytes the parser holds: the start of an incomplete message
         self._closing: bytes | None = None  # the closing ERROR line, once it began
+        self._notice: bytes | None = None  # an AWAY/BACK line not complete yet
         self._closed = False
 
     def feed(self, data: bytes) -> list[tuple[str, object]]:
@@ -651,6 +666,10 @@ class ServerStream:
             buffer = buffer[end + 1 :]
             if line.startswith("COMBAT "):  # the greeting
                 events += self._next_command()
+            elif line.startswith(("OK TOKEN", "OK NOTICES")):  # said once the game is on
+                events += self._next_command()
+            elif line.startswith("TOKEN "):
+                events.append(("token", line[len("TOKEN ") :].strip()))
             elif line.startswith("ERROR"):
                 events.append(("refused", line[len("ERROR") :].strip()))
                 self._commands.clear()
@@ -668,11 +687,19 @@ class ServerStream:
         if self._closing is not None:
             self._closing += data
             return self._closing_line()
+        if self._notice is not None:
+            return self._notice_line(data)
         whole = self._held + data
         try:
             messages = self.parser.feed(data)
         except wire.ProtocolError as e:
             events: list[tuple[str, object]] = [("message", m) for m in e.messages]
+            if e.opcode in _NOTICE_OPCODES:
+                # A notice line between two messages: it starts where the messages before it end.
+                start = sum(len(wire.encode(m)) for m in e.messages)
+                self.parser = wire.ClientParser(self.parser.numbering, self.parser.seats)
+                self._held = b""
+                return events + self._notice_line(whole[start:])
             start = whole.rfind(b"ERRO")
             if e.opcode == _ERROR_OPCODE and start >= 0:
                 self._closing = whole[start:]
@@ -681,6 +708,20 @@ class ServerStream:
         held = self.parser.buffered
         self._held = whole[len(whole) - held :] if held else b""
         return [("message", m) for m in messages]
+
+    def _notice_line(self, data: bytes) -> list[tuple[str, object]]:
+        data = (self._notice or b"") + data
+        end = data.find(b"\n")
+        if end < 0:
+            if len(data) > 512:
+                self._notice = None
+                return [("fatal", "a notice line that does not end")]
+            self._notice = data
+            return []
+        self._notice = None
+        line = data[:end].rstrip(b"\r").decode("ascii", "replace")
+        rest = data[end + 1 :]
+        return [("notice", line)] + (self._messages(rest) if rest else [])
 
     def _closing_line(self) -> list[tuple[str, object]]:
         assert self._closing is not None
@@ -695,9 +736,16 @@ def handshake_lines(args: argparse.Namespace) -> list[str] | None:
     """The handshake-port lines for the options (None: the binary port, no handshake)."""
     if args.list_computers:
         return ["COMPUTER", "QUIT"]
+    if args.resume:
+        return ["NOTICES", f"RESUME {args.resume}"]
     if not (args.name or args.table or args.computer):
         return None
-    lines = [f"NAME {args.name}"] if args.name else []
+    if args.token:
+        lines = [f"LOGIN {args.name} {args.token}"]  # an account comes back by logging in again
+    else:
+        # A guest's only way back after a drop is its resume token: ask for it.
+        lines = ([f"NAME {args.name}"] if args.name else []) + ["TOKEN"]
+    lines.append("NOTICES")  # be told when a seat drops and comes back
     if args.computer:
         return lines + [f"COMPUTER {args.computer}"]
     if args.table:
@@ -739,6 +787,13 @@ def _protocol_class():
                     self.transport.write(value.encode("ascii") + b"\r\n")
                 elif kind == "line":
                     self.write(f"Server: {value}\n")
+                elif kind == "notice":
+                    self.write(self.client.notice(str(value)))
+                elif kind == "token":
+                    self.write(
+                        f"Your resume token: {value}\n"
+                        f"If your connection drops, gamed-combat --resume {value} takes your seat back (within the grace period).\n"
+                    )
                 elif kind == "message":
                     messages.append(value)
                     continue
@@ -881,7 +936,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="gamed-combat",
         description=(
-            "A terminal client for GGZ Combat (Stratego) on gamed. Without --name, --table or --computer it "
+            "A terminal client for GGZ Combat (Stratego) on gamed. Without --name, --table, --computer or --resume it "
             f"joins the binary port ({DEFAULT_PORT}) in arrival order; with them it uses the handshake port "
             f"({HANDSHAKE_PORT}). Seats are numbered from 0; units are 1 marshal .. 9 scout, S spy, B bomb, F flag."
         ),
@@ -891,9 +946,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--port",
         type=int,
         default=None,
-        help=f"the daemon's Combat port [default: {DEFAULT_PORT}, or {HANDSHAKE_PORT} with --name, --table or --computer]",
+        help=f"the daemon's Combat port [default: {DEFAULT_PORT}, or {HANDSHAKE_PORT} with --name, --table, --computer or --resume]",
     )
-    parser.add_argument("--name", default=None, help="your name at the table (1-32 letters, digits, _ . -): shown, rated, and how you come back after a drop")
+    parser.add_argument("--name", default=None, help="your name at the table (1-32 letters, digits, _ . -): a guest's (never rated), or your account's with --token")
+    parser.add_argument("--token", default=None, help="log in as the registered account --name with this token (rated; after a drop the same command takes your seat back)")
+    parser.add_argument("--resume", metavar="TOKEN", default=None, help="take back your seat after a drop with the resume token the client showed when you were seated")
     parser.add_argument("--table", metavar="NAME", default=None, help="play at the named table NAME (others join it by name)")
     parser.add_argument("--seats", type=int, default=None, metavar="N", help="seats of the named table when you open it (2-15)")
     parser.add_argument("--computer", metavar="AI", default=None, help="play the server's computer opponent AI (on the Default map with SUPER_SCOUT)")
@@ -907,6 +964,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     for option, value in (("--name", args.name), ("--table", args.table)):
         if value is not None and not valid_name(value):
             parser.error(f"{option} must be 1-32 letters, digits, _ . or -")
+    if args.token is not None and args.name is None:
+        parser.error("--token needs --name (the account's name)")
+    if args.resume is not None and (args.name or args.table or args.computer or args.token):
+        parser.error("--resume takes back a seat: leave out --name, --token, --table and --computer")
+    for option, value in (("--token", args.token), ("--resume", args.resume)):
+        if value is not None and not looks_like_token(value):
+            parser.error(f"{option} must be a token: 16-128 letters, digits, _ or -")
     if args.seats is not None and not 2 <= args.seats <= 15:
         parser.error("--seats must be 2 to 15")
     if args.seats is not None and args.table is None:

@@ -7,12 +7,16 @@ from typing import Any
 
 from gamed.registry import Game, GameContext, GameOption, GamePort
 
+REJOIN_CHOICES = ("address", "anyone")  # [combat] rejoin: who may take an away seat of the binary port
+
 
 def _validate(combat: Any) -> None:
     from gamed.config import ConfigError
 
     if not 2 <= combat.seats <= 15:
         raise ConfigError(f"combat.seats must be 2 to 15, not {combat.seats}")
+    if combat.rejoin not in REJOIN_CHOICES:
+        raise ConfigError(f"combat.rejoin must be one of {', '.join(REJOIN_CHOICES)}, not {combat.rejoin!r}")
 
 
 def _service(ctx: GameContext):
@@ -21,8 +25,9 @@ def _service(ctx: GameContext):
     cfg = ctx.cfg
     records = pathlib.Path(cfg.combat.records) if cfg.combat.records else None
     ais = {ai.name: ai for ai in cfg.stratego.ai}
-    # players=ctx.players goes here once CombatService takes the seat model (issue 14).
-    combat = CombatService(ctx.limits, ctx.reactor, cfg.combat, ais=ais, records_dir=records, hub=ctx.hub)
+    combat = CombatService(
+        ctx.limits, ctx.reactor, cfg.combat, ais=ais, records_dir=records, hub=ctx.hub, players=ctx.players, grace=cfg.grace("combat")
+    )
     return combat, {"combat": combat.port_factory, "combat-text": combat.text_port_factory}
 
 
@@ -48,7 +53,7 @@ GAME = Game(
     options=(
         GameOption("combat-seats", "seats", "Seats per GGZ Combat table, 2 to 15 [default: {default}]"),
         GameOption("combat-move-time", "move_time", "Seconds per Combat move, 0 = no limit [default: {default:g}]"),
-        GameOption("combat-rejoin-grace", "rejoin_grace", "Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: {default:g}]"),
+        GameOption("combat-rejoin-grace", "rejoin_grace", "Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: the [players] grace]"),
         GameOption("combat-records", "records", "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"),
     ),
 )

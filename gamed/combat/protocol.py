@@ -3,10 +3,12 @@
 Thin by design: bytes are parsed and encoded by ``gamed.combat.wire``, everything a message means
 is decided by the pure ``CombatTable``; this adapter only moves messages between the two and the
 sockets. Original clients speak only after CBT_MSG_SEAT, so on 5688 a connection is seated at
-once, in arrival order, under a default name (``player<k>``). On 5689 a client first talks a few
-text lines (``NAME``, ``TABLE <name> [<seats>]``, ``PLAY``; see docs/protocols/combat.md); after
-``PLAY`` the same connection speaks the binary protocol, starting with CBT_MSG_SEAT. A game against
-the computer that cannot start ends such a connection with one closing ``ERROR <why>`` line.
+once, in arrival order, under a default name (``player<k>``, a guest). On 5689 a client first
+talks a few text lines (``LOGIN <name> <token>`` or ``NAME``, ``TABLE <name> [<seats>]``, ``TOKEN``,
+``PLAY``, or ``RESUME <token>``; see docs/protocols/combat.md; logging in is the shared
+``gamed.login.LoginCommands``); after ``PLAY`` (or a LOGIN or RESUME that takes an away seat back)
+the same connection speaks the binary protocol, starting with CBT_MSG_SEAT. A game against the
+computer that cannot start ends such a connection with one closing ``ERROR <why>`` line.
 
 Both ports keep the per-connection output budget of ``gamed.backpressure``: messages (and
 handshake lines) are handled one at a time, none while the client does not read our replies, and
@@ -17,6 +19,7 @@ huge read cannot stall the others; a flooding connection waits for its share in 
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from twisted.internet.protocol import Factory, Protocol
@@ -26,14 +29,19 @@ from twisted.python.failure import Failure
 
 from gamed.backpressure import BackPressure
 from gamed.combat import wire
+from gamed.identity import Identity, LoginError, Refusal
+from gamed.login import LoginCommands
 from gamed.names import NAME_RULE, valid_name
+from gamed.seats import Seat
+from gamed.textwire import refused
 
 if TYPE_CHECKING:
     from gamed.combat.service import CombatService, Seating
 
 
-class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
-    """A player's connection: a byte stream of Combat messages both ways."""
+class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
+    """A player's connection: a byte stream of Combat messages both ways (on the handshake port
+    after a few text lines)."""
 
     _log = Logger()
 
@@ -45,15 +53,22 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
     MESSAGES_PER_TURN = 16
     SMALL_INPUT = 512
 
+    batch = contextlib.nullcontext()  # LoginCommands answers inside a batch; ours are written at once
+
     def __init__(self, service: CombatService, number: int, handshake: bool = False):
         self.service = service
         self.handshake = handshake
+        self.text_port = handshake  # came on the handshake port (handshake turns False at PLAY)
+        self.identity: Identity | None = None  # a guest once named or seated, an account once logged in
+        self.seat: Seat | None = None  # its seat of the seat model while it sits at a table
+        self.want_token = False  # TOKEN before PLAY: the resume token comes just before OK PLAY
+        self.notices = False  # NOTICES before PLAY: AWAY and BACK lines between the binary messages
+        self._holding: list | None = None  # binary messages held until the PLAY lines are written
         self.table_name: str | None = None
         self.table_seats: int | None = None
         self._text = bytearray()  # handshake bytes not handled yet
         self.clock = service.clock
         self.name = f"player{number}"
-        self.named = False  # True once NAME chose a name: only named players are rated
         self.parser = wire.Parser()
         self.seating: Seating | None = None
         self.closing = False
@@ -71,7 +86,12 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         self.service.connected(self)
         if self.handshake:
             self._say("COMBAT gamed: NAME <name>, TABLE <table> [<seats>], then PLAY; HELP for more")
+        elif not self.service.players.guests:
+            # Original clients cannot log in, and this server admits registered players only.
+            self.close("the binary port admits nobody with [players] guests = false (its clients cannot log in)")
         else:
+            self.identity = Identity(self.name)
+            self.service.claim_name(self.name, self)
             self.service.seat(self)
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
@@ -93,10 +113,21 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
 
     _held_input = _held
 
+    _running = False  # inside _run: a pause that ends at once (a login answered now) just goes on
+
     def _run(self) -> None:
         """Handle the input received so far, one handshake line or message at a time, until none
-        is complete, the connection closes, it is paused (the client does not read our replies),
-        or its share of this reactor turn is used up."""
+        is complete, the connection closes, it is paused (the client does not read our replies,
+        or a login is being checked), or its share of this reactor turn is used up."""
+        if self._running:
+            return
+        self._running = True
+        try:
+            self._run_lines()
+        finally:
+            self._running = False
+
+    def _run_lines(self) -> None:
         handled = 0
         share = self.MESSAGES_PER_TURN if self._held() <= self.SMALL_INPUT else self._turn_share
         self._turn_share = 1
@@ -116,6 +147,9 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             else:
                 if self.seating is None:
                     return
+                if self._text:  # sent after a LOGIN or RESUME that took a seat back
+                    rest, self._text = bytes(self._text), bytearray()
+                    self.parser.feed(rest, limit=0)
                 message = self._take_message()
                 if message is None:
                     return
@@ -179,9 +213,17 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             return
         command, args = words[0].upper(), words[1:]
         if command == "NAME" and len(args) == 1 and valid_name(args[0]):
-            self.name = args[0]
-            self.named = True
-            self._say(f"OK NAME {self.name}")
+            self._name_command(args[0])
+        elif command == "LOGIN":
+            self.login_command(args)
+        elif command == "RESUME":
+            self.resume_command(args)
+        elif command == "TOKEN" and not args:
+            self.want_token = True
+            self._say("OK TOKEN: your resume token comes just before OK PLAY")
+        elif command == "NOTICES" and not args:
+            self.notices = True
+            self._say("OK NOTICES: AWAY and BACK lines come between the binary messages")
         elif command == "TABLE" and len(args) in (1, 2) and valid_name(args[0]):
             seats = None
             if len(args) == 2:
@@ -191,13 +233,15 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             self.table_name, self.table_seats = args[0], seats
             self._say(f"OK TABLE {self.table_name}")
         elif command == "PLAY":
+            if not self._may_play() or self._back_to_away_seat():
+                return
             why = self.service.can_seat(self)
             if why:
                 return self._say(f"ERROR {why}")
-            self._say("OK PLAY: binary protocol follows")
-            self.handshake = False
-            self.service.seat(self)
+            self._play("OK PLAY: binary protocol follows", self.service.seat, self)
         elif command == "COMPUTER" and len(args) <= 1:
+            if args and self._back_to_away_seat():
+                return
             ais = self.service.ais
             if not ais:
                 return self._say("ERROR no computer opponent is registered on this server")
@@ -207,14 +251,18 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
                 return self._say(f"ERROR no computer opponent {args[0]}; COMPUTER lists them")
             if self.table_name is not None:
                 return self._say(f"ERROR a computer opponent plays at a 2-seat table of its own, not at table {self.table_name}")
-            self._say(f"OK COMPUTER {args[0]}: binary protocol follows")
-            self.handshake = False
-            self.service.seat_against(self, args[0])
+            if not self._may_play():
+                return
+            self._play(f"OK COMPUTER {args[0]}: binary protocol follows", self.service.seat_against, self, args[0])
         elif command == "HELP":
             self._say(
-                f"NAME <name>            your name at the table ({NAME_RULE})",
+                "LOGIN <name> <token>   play as your registered account (PLAY then takes back its away seat)",
+                f"NAME <name>            your name at the table as a guest ({NAME_RULE})",
                 "TABLE <table> [<seats>] play at a named table (its first player sets the seat count)",
+                "TOKEN                  get your seat's resume token (just before OK PLAY)",
+                "NOTICES                AWAY/BACK lines between the binary messages when a seat drops and returns",
                 "PLAY                   take a seat: the binary Combat protocol starts (CBT_MSG_SEAT)",
+                "RESUME <token>         take back your seat after a drop (binary protocol follows)",
                 "COMPUTER [<ai>]        list the computer opponents, or host a table against one",
                 "                       (it plays the Default map and army with SUPER_SCOUT alone)",
                 "QUIT                   leave",
@@ -224,6 +272,119 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
             self.close("quit during the handshake")
         else:
             self._say("ERROR unknown command or bad arguments; HELP lists the commands")
+
+    # --- names, logins and seats (the shared LoginCommands) --------------------------------
+
+    def _name_command(self, name: str) -> None:
+        """``NAME <name>``: a guest's name, refused when it is registered or in use here."""
+        self.check_guest_name(name, self._named_guest)
+
+    def _named_guest(self, identity: Identity) -> None:
+        if self.service.name_in_use(identity.name, self):  # taken while it was checked
+            return self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
+        self._use_name(identity)
+        self._say(f"OK NAME {self.name}")
+
+    def _use_name(self, identity: Identity) -> None:
+        self.identity = identity
+        self.name = identity.name
+        self.service.claim_name(self.name, self)
+
+    def _may_play(self) -> bool:
+        """Before PLAY or COMPUTER: a guest needs ``[players] guests`` (then it is a guest under
+        its NAME or ``player<k>``)."""
+        if self.identity is None:
+            if not self.service.players.guests:
+                self.login_refused(LoginError(Refusal.GUESTS_OFF))
+                return False
+            self.identity = Identity(self.name)
+            self.service.claim_name(self.name, self)
+        return True
+
+    def _logged_in(self, identity: Identity) -> None:
+        # Not the shared "take the away seat back at once": the binary protocol would start
+        # under a client that may have sent its PLAY already. The next PLAY takes it back.
+        if self.seated():
+            return self.login_refused(LoginError(Refusal.TOO_LATE))
+        self.identity = identity
+        self.login_ok(identity)
+
+    def _back_to_away_seat(self) -> bool:
+        """PLAY or COMPUTER of an account that has a seat away in a running game: that seat,
+        whatever was asked (one account, one game at a time)."""
+        if self.identity is None or not self.identity.account:
+            return False
+        seat = self.service.seats.find_account(self.identity, away_only=True)
+        if seat is None:
+            return False
+        self._take_back(seat)
+        return True
+
+    def _play(self, line: str, seat, *args) -> None:
+        """Write ``line`` (``OK PLAY ...``), preceded by ``TOKEN <t>`` when TOKEN was asked, then
+        the binary protocol starts with what seating (``seat(*args)``) sends."""
+        self.handshake = False
+        if not self.want_token:
+            self._say(line)
+            return seat(*args)
+        self._holding = []
+        try:
+            seat(*args)
+        finally:
+            held, self._holding = self._holding, None
+        token = self.seat.resume_token if self.seat is not None else None
+        self._say(*([f"TOKEN {token}"] if token else []), line)
+        for message in held:
+            self.send(message)
+
+    def seated(self) -> bool:
+        return self.seat is not None or not self.handshake
+
+    def login_ok(self, identity: Identity) -> None:
+        self._use_name(identity)
+        self._say(f"OK LOGIN {identity.name}")
+
+    def login_refused(self, error: LoginError) -> None:
+        self._say(refused(error))
+
+    def login_usage(self, text: str) -> None:
+        self._say(f"ERROR {text}")
+
+    def resume_command(self, args: list[str]) -> None:
+        """``RESUME <token>``: only an away seat can be taken back (its player's connection is
+        gone); then the binary protocol follows."""
+        if len(args) == 1 and not self.seated():
+            try:
+                seat = self.service.seats.find_token(args[0])
+            except LoginError:
+                pass  # the shared command words the refusal
+            else:
+                if not seat.away:
+                    return self.login_refused(LoginError(Refusal.NOT_AWAY))
+        super().resume_command(args)
+
+    def take_seat(self, seat: Seat) -> None:
+        self.handshake = False
+        self.service.claim_name(seat.name, self)  # a guest back at its seat keeps its name
+        self.identity = seat.identity
+        self.name = seat.name
+
+    def resume_ok(self, seat: Seat) -> None:
+        token = [f"TOKEN {seat.resume_token}"] if self.want_token and seat.resume_token else []
+        self._say(*token, f"OK RESUME {seat.label()}: binary protocol follows")
+
+    def token_reply(self, seat: Seat) -> None:  # TOKEN is answered before PLAY (see _play)
+        self._say(f"TOKEN {seat.resume_token}")
+
+    def notice(self, line: str) -> None:
+        """An ``AWAY ...`` or ``BACK ...`` text line between binary messages, for a client that
+        asked for them with NOTICES (no original client can read one)."""
+        if self.notices and not self.handshake and not self.closing and self.transport is not None:
+            if self._holding is None:
+                self._say(line)
+
+    def seat_replaced(self, seat: Seat) -> None:
+        self.close("its player took the seat back on another connection")
 
     def _receive(self, message) -> None:
         seating = self.seating
@@ -242,6 +403,9 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         """Write one server message (never after the close began). Game events count as activity:
         a player waiting silently for the others is not idle. A client that leaves too much of
         them unread is cut off (``gamed.backpressure``)."""
+        if self._holding is not None:
+            self._holding.append(message)
+            return
         if not self.closing and self.transport is not None:
             self.resetTimeout()
             data = wire.encode(message)
@@ -285,6 +449,7 @@ class CombatProtocol(BackPressure, Protocol, TimeoutMixin):
         seating, self.seating = self.seating, None
         if seating is not None:
             self.service.vacate(seating, self._cut_off)
+        self.service.release_name(self)
         self.service.disconnected(self)
 
 

@@ -1,11 +1,18 @@
 """The GGZ Combat service: tables of seats, filled in arrival order, each a pure ``CombatTable``.
 
-A new connection takes a seat kept for a player who dropped out of a running game (rejoin grace)
-first, else the lowest free seat of the oldest table still waiting for players, else a seat at a
-new table; it is told so by the table's own messages (CBT_MSG_SEAT, ...). Nobody can stall a
-table: the seat to move has ``move_time`` seconds (a turn on the shared ``TurnScheduler``), and a
-seat that dropped during play is kept ``rejoin_grace`` seconds; when either runs out that seat
-loses (``CombatTable.forfeit``), and the reason is logged. A table everyone left is removed.
+Every player at a table has a ``Seat`` of the service's ``SeatBook`` (the seat model all games
+share): its identity (a guest ``player<k>`` on the binary port, a guest ``NAME`` or a logged-in
+account on the handshake port, a ``program`` for a computer opponent) and the connection that
+holds it. A new connection takes the lowest free seat of the oldest table still waiting for
+players, else a seat at a new table; it is told so by the table's own messages (CBT_MSG_SEAT, ...).
+A seat that dropped during play is *away* for the grace period (``rejoin_grace``, else ``[players]
+grace``) and only its own player takes it back: the same account (LOGIN) or the holder of its
+resume token (RESUME) on the handshake port, or, on the binary port whose clients cannot log in, a
+connection from the address it was held from; ``[combat] rejoin = "anyone"`` restores the original
+GGZ behaviour (the next connection takes over the army). Nobody can stall a table: the seat to
+move has ``move_time`` seconds (a turn on the shared ``TurnScheduler``, running also while the seat
+is away); when it or the grace runs out that seat loses (``CombatTable.forfeit``), and the reason
+is logged and recorded. A table nobody sits at and nobody may come back to is removed.
 """
 
 from __future__ import annotations
@@ -16,20 +23,26 @@ import pathlib
 import random
 
 import attrs
-from twisted.internet.interfaces import IDelayedCall, IReactorTime
+from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
+from zope.interface import implementer
 
 from gamed.combat.protocol import CombatFactory, CombatProtocol
 from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
-from gamed.config import AiProgram, CombatConfig, Limits
+from gamed.config import AiProgram, CombatConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
+from gamed.identity import Identity
 from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
+from gamed.players import Players
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
+from gamed.seats import ISeatGame, Presence, SeatBook, record_seat
+from gamed.seats import Seat as PlayerSeat
 from gamed.stratego import rules
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits
+from gamed.textwire import seconds
 
 
 RESULTS = "results.jsonl"
@@ -50,16 +63,20 @@ class Seating:
     table_id: int
 
 
+@implementer(ISeatGame)
 @attrs.define(eq=False)
 class _Table:
-    """A table with what the service keeps beside it: who sits where, the move clock, the graces."""
+    """A table with what the service keeps beside it: who sits where (the connections, and the
+    seats of the seat model), the move clock. It is the seat model's game (``ISeatGame``)."""
 
     id: int
     table: CombatTable
     name: str | None = None  # a named table (handshake port), None for the arrival-order ones
     sitting: dict[int, CombatProtocol] = attrs.field(factory=dict)
     clock: TurnScheduler | None = None
-    graces: dict[int, IDelayedCall] = attrs.field(factory=dict)
+    service: CombatService | None = None
+    seats: dict[int, PlayerSeat] = attrs.field(factory=dict)  # the seat model's seat of each seat number
+    binary: set[int] = attrs.field(factory=set)  # seats taken on the binary port (retaken by address)
     started: str | None = None  # when play began (ISO time), for the record
     players: tuple[str, ...] = ()  # the seats' names when play began
     moves: int = 0
@@ -68,6 +85,19 @@ class _Table:
     computer: str | None = None  # the AI program of a table against the computer
     recorded: bool = False
     live: LiveTable | None = None  # its live table (with a hub) once play began
+
+    def seat_away(self, seat: PlayerSeat) -> None:
+        self.service._seat_away(self, seat)
+
+    def seat_back(self, seat: PlayerSeat) -> None:
+        self.service._seat_back(self, seat)
+
+    def seat_forfeited(self, seat: PlayerSeat) -> None:
+        self.service._seat_forfeited(self, seat)
+
+    def away(self) -> list[PlayerSeat]:
+        """The seats whose players may still come back."""
+        return [seat for seat in self.seats.values() if seat.away]
 
 
 class CombatService(GameService):
@@ -85,10 +115,17 @@ class CombatService(GameService):
         records_dir: pathlib.Path | None = None,
         ais: dict[str, AiProgram] | None = None,
         hub: LiveHub | None = None,
+        players: Players | None = None,
+        grace: float | None = None,
     ):
         super().__init__(limits, clock)
         self.hub = hub
         self.config = config
+        self.players = players if players is not None else Players(PlayersConfig(), None, clock)
+        if grace is None:
+            grace = config.rejoin_grace if config.rejoin_grace is not None else self.players.config.grace
+        self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
+        self._names: dict[str, CombatProtocol] = {}  # names chosen on the handshake port, by connection
         self.ais: dict[str, AiProgram] = dict(ais or {})  # computer opponents (COMPUTER <name>)
         self.rng = rng or random.Random()
         self.records_dir = None if records_dir is None else pathlib.Path(records_dir)
@@ -107,14 +144,18 @@ class CombatService(GameService):
         """The handshake port (5689): name and table first, then the binary protocol."""
         return ConnectionLimits(self.text_factory, self.limits.max_connections, self.limits.max_per_peer)
 
+    def live_table_of(self, game: _Table) -> LiveTable | None:
+        return game.live
+
     def next_player_number(self) -> int:
         self._players += 1
         return self._players
 
     def can_seat(self, protocol: CombatProtocol) -> str | None:
         """Why ``protocol``'s PLAY cannot be served (None: it can): its named table exists but has
-        no seat to give (every seat taken, or a game on or over without a seat kept for a return),
-        or its seat count is not the one asked for."""
+        no seat to give (every seat taken, or a game on or over: an away seat goes back only to its
+        own player, through LOGIN or RESUME, unless ``rejoin = "anyone"``), its seat count is not
+        the one asked for, or this account sits at it already."""
         name = protocol.table_name
         if name is None:
             return None
@@ -124,7 +165,9 @@ class CombatService(GameService):
         table = entry.table
         if protocol.table_seats is not None and protocol.table_seats != table.number:
             return f"table {name} has {table.number} seats"
-        if entry.graces or self._free_seat(entry) is not None:
+        if self._sits_at(entry, protocol):
+            return f"table {name}: you sit at it already (another connection of yours)"
+        if (self.config.rejoin == "anyone" and entry.away()) or self._free_seat(entry) is not None:
             return None
         if table.state is State.PLAYING:
             return f"table {name} is playing"
@@ -143,6 +186,32 @@ class CombatService(GameService):
                     return seat
         return None
 
+    @staticmethod
+    def _sits_at(entry: _Table, protocol: CombatProtocol) -> bool:
+        """True when ``protocol``'s account already has a seat at ``entry`` (one account never
+        plays itself)."""
+        identity = protocol.identity
+        if identity is None or identity.account_id is None:
+            return False
+        return any(s.identity.account_id == identity.account_id for s in entry.seats.values() if s.presence is not Presence.GONE)
+
+    # --- names -------------------------------------------------------------------------------
+
+    def name_in_use(self, name: str, protocol: CombatProtocol) -> bool:
+        """True when another connection here uses ``name`` just now, or an away seat has it."""
+        other = self._names.get(name)
+        if other is not None and other is not protocol:
+            return True
+        return any(seat.name == name for entry in self._tables.values() for seat in entry.away())
+
+    def claim_name(self, name: str, protocol: CombatProtocol) -> None:
+        self.release_name(protocol)
+        self._names[name] = protocol
+
+    def release_name(self, protocol: CombatProtocol) -> None:
+        if self._names.get(protocol.name) is protocol:
+            del self._names[protocol.name]
+
     def _named(self, name: str) -> _Table | None:
         for entry in self._tables.values():
             if entry.name == name:
@@ -153,44 +222,75 @@ class CombatService(GameService):
 
     def seat(self, protocol: CombatProtocol) -> None:
         """Give ``protocol`` a seat at its named table, or (anonymous: the binary port, or no
-        TABLE) at the arrival-order tables: one kept for a returning player first, else a free seat
-        of the oldest table not yet playing, else the first seat of a new table. Named tables are only
-        ever joined by name."""
+        TABLE) at the arrival-order tables: on the binary port an away seat last held from its
+        address first (any away seat with ``rejoin = "anyone"``), else a free seat of the oldest
+        table not yet playing, else the first seat of a new table. Named tables are only ever
+        joined by name; one account never gets two seats at one table."""
         name = protocol.table_name
         candidates = [e for e in self._tables.values() if e.name == name]
+        if self.config.rejoin == "anyone":
+            for entry in candidates:
+                away = entry.away()
+                if away:
+                    return self._take_over(protocol, entry, away[0])
+        elif not protocol.text_port:
+            seat = self._away_from(protocol.host)
+            if seat is not None:
+                self._log.info("combat: {peer} takes back {seat} (same address)", peer=protocol.host, seat=seat.label())
+                return self.take_back(protocol, seat)
         for entry in candidates:
-            for seat in sorted(entry.graces):
-                entry.graces.pop(seat).cancel()
-                self._log.info("combat table {table}: {name} takes over seat {seat}", table=entry.id, name=protocol.name, seat=seat)
-                self._join(protocol, entry, seat)
-                return self._taken_over(entry, seat)
-        for entry in candidates:
+            if self._sits_at(entry, protocol):
+                continue
             seat = self._free_seat(entry)
             if seat is not None:
                 return self._join(protocol, entry, seat)
         seats = protocol.table_seats or self.config.seats
-        entry = _Table(self._next_id, None, name)
+        entry = _Table(self._next_id, None, name, service=self)
         self._next_id += 1
         entry.table = CombatTable(seats, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
         self._tables[entry.id] = entry
         self.tables[entry.id] = entry.table
         self._join(protocol, entry, 0)
 
+    def _away_from(self, host: str) -> PlayerSeat | None:
+        """The oldest away seat taken on the binary port from ``host`` (an original client
+        coming back from the same address)."""
+        for entry in self._tables.values():
+            for number in sorted(entry.binary):
+                seat = entry.seats.get(number)
+                if seat is not None and seat.away and seat.host == host:
+                    return seat
+        return None
+
+    def take_back(self, protocol: CombatProtocol, seat: PlayerSeat) -> None:
+        """``protocol`` is ``seat``'s own player come back (same account, its resume token, or
+        its address): it plays on as that seat's identity, and gets the whole state."""
+        self.claim_name(seat.name, protocol)
+        protocol.identity = seat.identity
+        protocol.name = seat.name
+        protocol.seat = seat
+        self.seats.resume(seat, protocol, protocol.host)  # -> _seat_back
+
+    def _take_over(self, protocol: CombatProtocol, entry: _Table, seat: PlayerSeat) -> None:
+        """``rejoin = "anyone"``: ``protocol`` takes over an away seat under its own identity
+        (the original GGZ behaviour)."""
+        self._log.info("combat table {table}: {name} takes over {seat}", table=entry.id, name=protocol.name, seat=seat.label())
+        seat.identity = protocol.identity or Identity(protocol.name)
+        protocol.seat = seat
+        if protocol.text_port:
+            entry.binary.discard(seat.number)
+        else:
+            entry.binary.add(seat.number)
+        self.seats.resume(seat, protocol, protocol.host)
+        self._taken_over(entry, seat.number)
+
     def seat_against(self, protocol: CombatProtocol, ai_name: str) -> None:
         """``COMPUTER <ai_name>``: ``protocol`` hosts (seat 0) a fresh 2-seat table nobody else can
-        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``; or,
-        for a named player who left a game against ``ai_name`` within the rejoin grace, its seat
-        there again."""
+        join, and the registered UCC AI ``ai_name`` takes seat 1 through an ``AiOpponent``. A
+        person who left such a game comes back to it with LOGIN or RESUME."""
         from gamed.combat.ucc_seat import AiOpponent
 
-        for entry in self._tables.values():
-            # A named person who left its game against this AI comes back to it the same way.
-            if entry.computer == ai_name and 0 in entry.graces and protocol.named and entry.players[0] == protocol.name:
-                entry.graces.pop(0).cancel()
-                self._log.info("combat table {table}: {name} comes back to seat 0", table=entry.id, name=protocol.name)
-                self._join(protocol, entry, 0)
-                return self._taken_over(entry, 0)
-        entry = _Table(self._next_id, None, f" computer {self._next_id}", computer=ai_name)  # no wire name: private
+        entry = _Table(self._next_id, None, f" computer {self._next_id}", computer=ai_name, service=self)  # no wire name: private
         self._next_id += 1
         entry.table = CombatTable(2, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
         self._tables[entry.id] = entry
@@ -220,16 +320,28 @@ class CombatService(GameService):
                     sitter.refuse(f"computer opponent {entry.computer} left the table: {reason}")
         self.vacate(seating, None)
 
-    def _join(self, protocol: CombatProtocol, entry: _Table, seat: int) -> None:
+    def _join(self, protocol: CombatProtocol, entry: _Table, seat: int, back: PlayerSeat | None = None) -> None:
+        """Seat ``protocol`` (a connection or a computer opponent) at ``seat`` of ``entry``: a new
+        seat of the seat model, or ``back``, the seat its player took back."""
         seating = Seating(entry.table, seat, entry.id)
         protocol.seating = seating
         entry.sitting[seat] = protocol
-        self._log.info("combat table {table}: {name} takes seat {seat}", table=entry.id, name=protocol.name, seat=seat)
+        if back is None:
+            connection = isinstance(protocol, CombatProtocol)
+            identity = protocol.identity or Identity(protocol.name)
+            host = protocol.host if connection else None
+            protocol.seat = entry.seats[seat] = self.seats.seat(entry, seat, identity, protocol if connection else None, host)
+            if connection and not protocol.text_port:
+                entry.binary.add(seat)
+            else:
+                entry.binary.discard(seat)
+            self._log.info("combat table {table}: {name} takes seat {seat}", table=entry.id, name=protocol.name, seat=seat)
         self.deliver(seating, entry.table.join(seat, protocol.name))
 
     def _taken_over(self, entry: _Table, seat: int) -> None:
-        """The player now in ``seat`` plays the rest of the game: the record and the spectators
-        name it (and rate it, when it is a named player) instead of the one who dropped."""
+        """``rejoin = "anyone"``: the player now in ``seat`` plays the rest of the game: the record
+        and the spectators name it (and rate it, when it is identified) instead of the one who
+        dropped."""
         if entry.started is None or entry.recorded:
             return
         players = list(entry.players)
@@ -239,11 +351,12 @@ class CombatService(GameService):
             entry.live.seat_taken(self._record_seat(entry, seat))
 
     def _record_seat(self, entry: _Table, seat: int) -> Seat:
-        """``seat`` as the live table and the stored match show it: its name, and whether it is
-        rated (named players and registered programs are, ``player<k>`` defaults are not)."""
-        sitter = entry.sitting.get(seat)
-        name = entry.table.seats[seat].name or f"seat{seat}"
-        return Seat(seat, name, rated=bool(getattr(sitter, "named", False)), kind=getattr(sitter, "kind", "player"))
+        """``seat`` as the live table and the stored match show it: its player's name, and
+        whether it is rated (accounts and registered programs are, guests never)."""
+        held = entry.seats.get(seat)
+        if held is not None:
+            return record_seat(held)
+        return record_seat(PlayerSeat(None, seat, Identity(entry.table.seats[seat].name or f"seat{seat}")))
 
     def deliver(self, seating: Seating, out: Outgoing) -> None:
         """Write each (seat, message) the table produced to that seat's connection, then keep the
@@ -272,35 +385,75 @@ class CombatService(GameService):
 
     def vacate(self, seating: Seating, reason: str | None) -> None:
         """The connection of ``seating`` is gone (``reason``: why we closed it, None: it left).
-        During a game its seat is kept for the rejoin grace period."""
+        During a game its seat is away for the grace period (the seat model's ``drop``); before
+        the game its seat is free again."""
         entry = self._tables.get(seating.table_id)
         if entry is None or entry.sitting.get(seating.seat) is None:
             return
-        del entry.sitting[seating.seat]
+        sitter = entry.sitting.pop(seating.seat)
         table = entry.table
         playing = table.state is State.PLAYING
         out = table.leave(seating.seat) if reason is None else table.drop(seating.seat, reason)
         self.deliver(seating, out)
-        if not entry.sitting:
-            self._remove(entry)
-        elif playing and table.state is State.PLAYING:
-            seat = seating.seat
-            if self.config.rejoin_grace:
-                entry.graces[seat] = self.clock.callLater(self.config.rejoin_grace, self._grace_over, entry, seat)
-            else:  # no grace: leaving a running game is losing it
-                self._forfeit(entry, seat, FORFEIT, "left the game")
+        seat = entry.seats.get(seating.seat)
+        if seat is not None:
+            sitter.seat = None
+            if not playing:
+                if table.state is not State.DONE:  # waiting or in setup: the seat is free again
+                    self.seats.unseat(seat)
+                    del entry.seats[seating.seat]
+                    entry.binary.discard(seating.seat)
+            elif seat.holder is not None:
+                self.seats.drop(seat, sitter)  # away for the grace (none: it forfeits at once)
+            else:  # a computer opponent's program left the running game: that is losing it
+                self.seats.forfeit(seat)
+                self._forfeit(entry, seating.seat, FORFEIT, "left the game")
+        self._maybe_remove(entry)
 
-    def _grace_over(self, entry: _Table, seat: int) -> None:
-        entry.graces.pop(seat, None)
-        self._forfeit(entry, seat, FORFEIT, f"left the game and did not come back within {self.config.rejoin_grace:g} s")
+    def _seat_away(self, entry: _Table, seat: PlayerSeat) -> None:
+        """The seat model kept ``seat`` for its player's return: the others have seen it open in
+        MSG_PLAYERS (the original protocol's only word for it), and those that asked for NOTICES
+        get ``AWAY <seat> <name> <seconds left>``; its move clock runs on."""
+        self._log.info(
+            "combat table {table}: {seat} is away; kept {grace:g} s", table=entry.id, seat=seat.label(), grace=self.seats.grace
+        )
+        line = f"AWAY {seat.number} {seat.name} {seconds(self.seats.grace_left(seat))}"
+        for sitter in list(entry.sitting.values()):
+            if isinstance(sitter, CombatProtocol):
+                sitter.notice(line)
+
+    def _seat_back(self, entry: _Table, seat: PlayerSeat) -> None:
+        """``seat``'s player is back at ``seat.holder``: the table's own rejoin (MSG_SEAT,
+        MSG_PLAYERS, MSG_OPTIONS, own-view MSG_SYNC, MSG_START to all) gives it the whole state."""
+        if self._tables.get(entry.id) is not entry or entry.table.state is not State.PLAYING:
+            return
+        self._log.info("combat table {table}: {seat} is back", table=entry.id, seat=seat.label())
+        if seat.holder.text_port:
+            entry.binary.discard(seat.number)
+        else:
+            entry.binary.add(seat.number)
+        self._join(seat.holder, entry, seat.number, back=seat)
+        for number, sitter in list(entry.sitting.items()):
+            if number != seat.number and isinstance(sitter, CombatProtocol):
+                sitter.notice(f"BACK {seat.number} {seat.name}")
+
+    def _seat_forfeited(self, entry: _Table, seat: PlayerSeat) -> None:
+        """``seat``'s grace ran out (or there is none): it loses as the rules say."""
+        grace = self.seats.grace
+        detail = f"left the game and did not come back within {grace:g} s" if grace else "left the game"
+        self._forfeit(entry, seat.number, FORFEIT, detail)
+        self._maybe_remove(entry)
+
+    def _maybe_remove(self, entry: _Table) -> None:
+        """Remove a table nobody sits at and nobody may come back to."""
+        if self._tables.get(entry.id) is entry and not entry.sitting and not entry.away():
+            self._remove(entry)
 
     def _remove(self, entry: _Table) -> None:
         if entry.table.state is State.PLAYING and not entry.recorded:
             entry.reason = "every player left"
             self._record(entry, aborted=True)
-        for call in entry.graces.values():
-            call.cancel()
-        entry.graces.clear()
+        self.seats.finish(entry)
         if entry.clock is not None:
             entry.clock.stop()
         self._tables.pop(entry.id, None)
@@ -339,9 +492,12 @@ class CombatService(GameService):
 
     def _forfeit(self, entry: _Table, seat: int, why: str, detail: str) -> None:
         """``seat`` loses (``why``: TIMEOUT or FORFEIT; ``detail``: what it did, in words). With two
-        seats the other one wins and that is the record's reason; with more the game goes on."""
+        seats the other one wins and that is the record's reason; with more the game goes on.
+        When nobody is at the table (every seat away), the game is abandoned: nobody wins."""
         if self._tables.get(entry.id) is not entry:
             return
+        if not entry.sitting and entry.table.state is State.PLAYING:
+            return self._remove(entry)  # every player left (all away): abandoned, nobody wins
         name = entry.table.seats[seat].name or (entry.players[seat] if seat < len(entry.players) else "")
         out = entry.table.forfeit(seat, f"{detail} ({why})")  # the table logs it
         detail = f"seat {seat} ({name}) {detail}" if name else f"seat {seat} {detail}"
@@ -357,6 +513,7 @@ class CombatService(GameService):
     def _record(self, entry: _Table, aborted: bool) -> None:
         """Append the finished (or aborted) game to ``records_dir/results.jsonl``, flushed at once."""
         entry.recorded = True
+        self.seats.finish(entry)  # its resume tokens die: a late RESUME is told the game is over
         table = entry.table
         winner = table.winner
         if entry.reason is None:
@@ -477,9 +634,7 @@ class CombatService(GameService):
             for sitter in list(entry.sitting.values()):
                 if not isinstance(sitter, CombatProtocol):
                     sitter.shutdown()  # a computer opponent: end its program
-            for call in entry.graces.values():
-                call.cancel()
-            entry.graces.clear()
+            self.seats.finish(entry)
             if entry.clock is not None:
                 entry.clock.stop()
                 entry.clock = None

@@ -31,6 +31,7 @@ from twisted.logger import Logger
 from gamed.combat import wire
 from gamed.combat.wire import SeatKind, State
 from gamed.config import AiProgram
+from gamed.identity import Identity
 from gamed.stratego import rules
 from gamed.stratego.process import ProgramSeat
 from gamed.stratego.referee import SETUP_ROWS, SURRENDER, TIMEOUT, MatchOptions, parse_reply, place_setup
@@ -83,13 +84,13 @@ class AiOpponent:
     """A registered UCC AI program seated at a Combat table (seat 1, BLUE)."""
 
     _log = Logger()
-    named = True  # a registered program: rated under its name
-    kind = "program"
+    seat = None  # its seat of the seat model (a program's: held by no connection)
 
     def __init__(self, service: CombatService, ai: AiProgram, reactor, options: MatchOptions | None = None):
         self.service = service
         self.ai = ai
         self.name = ai.name
+        self.identity = Identity(ai.name, "program")  # a registered program: rated under its name
         self.seating: Seating | None = None
         self.closing = False
         self._reactor = reactor

@@ -13,6 +13,7 @@ import pytest_twisted
 from twisted.internet import defer, protocol, reactor
 
 from gamed.combat import client as cli
+from gamed.combat import wire
 from gamed.combat.client import CombatClient, draw_board, parse_move
 from gamed.combat.maps import shipped_maps
 from gamed.combat.wire import (
@@ -293,6 +294,48 @@ def test_the_server_stream_follows_the_handshake_then_the_binary_protocol():
     assert stream.feed(b"ERROR table t has 2 seats\r\n") == [("refused", "table t has 2 seats")]
 
 
+def test_the_server_stream_tells_the_resume_token_and_a_resume_switches_to_binary():
+    binary = encode(MsgSeat(1, 2))
+    data = (
+        b"COMBAT gamed\r\nOK NAME ann\r\nOK TOKEN: your resume token comes just before OK PLAY\r\n"
+        b"TOKEN abcdefghijklmnopqrstuvwx\r\nOK PLAY: binary protocol follows\r\n" + binary
+    )
+    for cut in range(len(data) + 1):
+        stream = cli.ServerStream(["NAME ann", "TOKEN", "PLAY"])
+        events = stream.feed(data[:cut]) + stream.feed(data[cut:])
+        assert events == [
+            ("say", "NAME ann"),
+            ("line", "OK NAME ann"),
+            ("say", "TOKEN"),
+            ("say", "PLAY"),
+            ("token", "abcdefghijklmnopqrstuvwx"),
+            ("message", MsgSeat(1, 2)),
+        ], cut
+    stream = cli.ServerStream(["RESUME abcdefghijklmnopqrstuvwx"])
+    events = stream.feed(b"COMBAT gamed\r\nOK RESUME seat 1 (ann): binary protocol follows\r\n" + binary)
+    assert events == [("say", "RESUME abcdefghijklmnopqrstuvwx"), ("message", MsgSeat(1, 2))]
+
+
+def test_notice_lines_between_binary_messages_are_told_in_any_chunking():
+    players = MsgPlayers([PlayerSeat(SeatKind.PLAYER, "ann"), PlayerSeat(SeatKind.OPEN)])
+    data = encode(MsgSeat(0, 2)) + encode(players) + b"AWAY 1 bob 60\r\n" + encode(ReqSetup()) + b"BACK 1 bob\r\n" + encode(MsgStart())
+    for cut in range(len(data) + 1):
+        for second in range(cut, len(data) + 1, 7):
+            stream = cli.ServerStream()
+            events = stream.feed(data[:cut]) + stream.feed(data[cut:second]) + stream.feed(data[second:])
+            assert events == [
+                ("message", MsgSeat(0, 2)),
+                ("message", players),
+                ("notice", "AWAY 1 bob 60"),
+                ("message", ReqSetup()),
+                ("notice", "BACK 1 bob"),
+                ("message", MsgStart()),
+            ], (cut, second)
+    client = cli.CombatClient(None)
+    assert client.notice("AWAY 1 bob 60") == "seat 1 (bob) dropped out: its seat is kept 60 s for its return.\n"
+    assert client.notice("BACK 1 bob") == "seat 1 (bob) is back.\n"
+
+
 def test_a_closing_error_line_after_binary_messages_is_told_in_any_chunking():
     binary = b"".join(encode(m) for m in (MsgSeat(0, 2), ReqOptions(), ReqSetup()))
     data = binary + b"ERROR computer opponent fast left the table: the map is not the Default map\r\n"
@@ -317,15 +360,29 @@ def test_options_choose_the_port_and_the_handshake_lines():
     assert cli.handshake_lines(args) is None and args.port is None
     assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--table", "duel", "--seats", "3"])) == [
         "NAME ann",
+        "TOKEN",
+        "NOTICES",
         "TABLE duel 3",
         "PLAY",
     ]
-    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["COMPUTER fast"]
+    assert cli.handshake_lines(cli.parse_args(["--computer", "fast"])) == ["TOKEN", "NOTICES", "COMPUTER fast"]
     assert cli.handshake_lines(cli.parse_args(["--list-computers"])) == ["COMPUTER", "QUIT"]
+    token = "t" * 24
+    assert cli.handshake_lines(cli.parse_args(["--name", "ann", "--token", token])) == [f"LOGIN ann {token}", "NOTICES", "PLAY"]
+    assert cli.handshake_lines(cli.parse_args(["--resume", token])) == ["NOTICES", f"RESUME {token}"]
     against = cli.map_options_of(cli.parse_args(["--computer", "fast"]), print)
     assert against.name == "Default" and int(against.options) == 0x10, "the UCC rules by default"
     assert int(cli.map_options_of(cli.parse_args([]), print).options) == 0
-    for bad in (["--seats", "3"], ["--table", "a b"], ["--computer", "fast", "--table", "t"], ["--name", "x" * 40]):
+    for bad in (
+        ["--seats", "3"],
+        ["--table", "a b"],
+        ["--computer", "fast", "--table", "t"],
+        ["--name", "x" * 40],
+        ["--token", "t" * 24],
+        ["--name", "ann", "--token", "short"],
+        ["--resume", "t" * 24, "--name", "ann"],
+        ["--resume", "not a token"],
+    ):
         with pytest.raises(SystemExit):
             cli.parse_args(bad)
 
@@ -334,7 +391,7 @@ def test_every_option_has_a_help_text(capsys):
     with pytest.raises(SystemExit):
         cli.parse_args(["--help"])
     out = capsys.readouterr().out
-    for option in ("--host", "--port", "--timeout", "--name", "--table", "--seats", "--computer", "--map", "--options", "--seed"):
+    for option in ("--host", "--port", "--timeout", "--name", "--token", "--resume", "--table", "--seats", "--computer", "--map", "--options", "--seed"):
         line = next(line for line in out.splitlines() if line.strip().startswith(option))
         assert len(line.split()) > 2, f"{option} has no help text"
 
@@ -466,6 +523,64 @@ async def test_client_plays_the_computer_on_the_handshake_port_and_exits_at_game
         assert code == 1, out
         assert "The server ended the game: computer opponent fast left the table: the map is not the Default map;" in out, out
         assert "Traceback" not in out + client.err.decode() + refused.err.decode() + daemon.text
+    finally:
+        for child in children:
+            child.kill()
+        await daemon.stop()
+
+
+@pytest.mark.integration
+@pytest_twisted.ensureDeferred
+async def test_client_shows_its_resume_token_and_resume_takes_the_seat_back():
+    from tests.integration.support import LOOPBACK, ROOT, Daemon, child_env, gamed_args, spawn, with_timeout
+    from tests.integration.test_combat_seats import HandshakeClient, connect
+
+    daemon: Daemon = spawn(
+        gamed_args("--combat-text", LOOPBACK, "--combat-move-time", "0", "--combat-rejoin-grace", "60", kalaha="none"),
+        expect_ports=1,
+    )
+    children: list[Child] = []
+    try:
+        await with_timeout(daemon.listening, 20, "the daemon to listen")
+        port = daemon.ports["combat-text"]
+        client_args = [sys.executable, "-m", "gamed.combat.client", "--host", "127.0.0.1", "--port", str(port)]
+        ann = Child()  # stdin stays open: ann waits
+        children.append(ann)
+        reactor.spawnProcess(ann, sys.executable, client_args + ["--name", "ann", "--table", "duel", "--random-setup"], env=child_env(), path=str(ROOT))
+        for _ in range(400):  # 20 s at most
+            if b"Your resume token: " in ann.out and b"You are seat 0" in ann.out or ann.ended.called:
+                break
+            await _sleep(0.05)
+        token = re.search(rb"Your resume token: (\S+)", ann.out)
+        assert token, (ann.out, ann.err)
+        token = token[1].decode()
+        assert f"gamed-combat --resume {token}" in ann.out.decode()
+        bob = await connect(port, HandshakeClient())
+        await bob.line()
+        for line in ("NAME bob", "TABLE duel", "PLAY"):
+            bob.say(line)
+        while not (await bob.line()).startswith("OK PLAY"):
+            pass
+        await bob.expect(wire.ReqSetup)
+        bob.send(wire.MsgSetup(wire.write_setup(DEFAULT, 1, cli.random_setup(DEFAULT, 1, random.Random(1)))))
+        await bob.expect(wire.MsgStart)
+        ann.kill()  # ann's connection drops during play
+        while (await bob.expect(wire.MsgPlayers)).seats[0].kind is not SeatKind.OPEN:
+            pass  # the server has seen the drop: the seat is away
+        back = Child()
+        children.append(back)
+        reactor.spawnProcess(back, sys.executable, client_args + ["--resume", token], env=child_env(), path=str(ROOT))
+        players = await bob.expect(wire.MsgPlayers, seconds=30)
+        assert players.seats[0].name == "ann", "back"
+        await bob.expect(wire.MsgStart)
+        bob.send(wire.ReqMove(60, 50))  # not bob's turn: refused to everyone, so ann's client hears it
+        for _ in range(400):  # 20 s at most
+            if b"seat 1 (bob)" in back.out:
+                break
+            await _sleep(0.05)
+        out = back.out.decode()
+        assert "You are seat 0 of 2" in out and "seat 1 (bob)" in out, (out, back.err)
+        assert "Traceback" not in out + back.err.decode() + daemon.text
     finally:
         for child in children:
             child.kill()

@@ -5,19 +5,29 @@ Each textual line of a session is converted to a Combat message: a ``X>`` line i
 bytes X receives are parsed with ``wire.ClientParser`` and every message must be exactly the next
 ``X<`` line, in order, both as text and as bytes. A client connects just before its first line
 (connections are seated in arrival order); ``X: closed`` means the server closed X's connection.
+
+A client with ``LINE <text>`` steps talks to the handshake port: ``LINE`` lines are its text lines
+until the one that says the binary protocol follows. ``X> DISCONNECT`` closes X's connection and
+``X> WAIT <seconds>`` lets the server's clock run. Tokens are random, so ``$alice`` / ``$bob`` in a
+sent line stand for those accounts' tokens, and a resume token the server sends is shown (and may be
+sent back) as ``$t1``, ``$t2``, ... in the order they appear.
 """
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from twisted.internet.task import Clock
 
 from gamed.combat import wire
+from gamed.combat.client import ServerStream
 from gamed.combat.service import CombatService
-from gamed.config import Limits
+from gamed.config import CombatConfig, Limits, PlayersConfig
+from gamed.players import Players
 from tests.docsessions import replay_in_memory, sessions
+from tests.memaccounts import MemoryAccounts
 from tests.memclient import Client
 
 SESSIONS = sessions("combat.md")
@@ -142,30 +152,88 @@ def client_bytes(text: str) -> bytes:
 # --- replaying -----------------------------------------------------------------------------
 
 
+_SWITCH = re.compile(rb"^OK [^\r\n]*: binary protocol follows\r\n", re.M)
+
+
+class World:
+    """What a session's clients share: the service, its clock, the tokens by placeholder."""
+
+    def __init__(self, service: CombatService, clock: Clock, tokens: dict[str, str]):
+        self.service = service
+        self.clock = clock
+        self.tokens = dict(tokens)  # placeholder ("$alice", "$t1") -> token
+        self.resumes = 0
+
+    def placeholder(self, token: str) -> str:
+        for name, value in self.tokens.items():
+            if value == token:
+                return name
+        self.resumes += 1
+        name = f"$t{self.resumes}"
+        self.tokens[name] = token
+        return name
+
+    def substitute(self, text: str) -> str:
+        return re.sub(r"\$\w+", lambda m: self.tokens.get(m[0], m[0]), text)
+
+
 class Seat:
     """One connection of a session, speaking in session lines: ``send`` encodes a ``X>`` line, ``read``
     parses what arrived and gives each message's text, having checked that the text reads back as the
-    same message with the same bytes."""
+    same message with the same bytes. A handshake client's text lines read as ``LINE <text>``."""
 
-    def __init__(self, service: CombatService):
-        self.client = Client(service)
+    def __init__(self, world: World, handshake: bool = False):
+        self.world = world
+        service = world.service
+        self.client = Client(service, factory=service.text_port_factory() if handshake else None)
         self.parser = wire.ClientParser()
+        self.text = handshake
+        # After the handshake its binary part may carry NOTICES lines: the terminal client's reader.
+        self.stream = ServerStream() if handshake else None
 
     @property
     def lost(self) -> bool:
         return self.client.lost
 
     def send(self, text: str) -> None:
+        if text == "DISCONNECT":
+            return self.client.drop()
+        if text.startswith("WAIT "):
+            return self.world.clock.advance(float(text.split()[1]))
+        if text.startswith("LINE "):
+            return self.client.raw(self.world.substitute(text[5:]).encode("ascii") + b"\r\n")
         self.client.raw(client_bytes(text))
+
+    def _lines(self, data: bytes) -> tuple[list[str], bytes]:
+        switch = _SWITCH.search(data)
+        text, rest = (data, b"") if switch is None else (data[: switch.end()], data[switch.end() :])
+        assert text.endswith(b"\r\n") or not text, "a text line arrived cut short"
+        lines = []
+        for line in text.decode("ascii").split("\r\n")[:-1]:
+            if line.startswith("TOKEN "):
+                line = "TOKEN " + self.world.placeholder(line[6:])
+            lines.append("LINE " + line)
+        if switch is not None:
+            self.text = False
+        return lines, rest
 
     def read(self) -> list[str]:
         data = self.client.transport.value()
         self.client.transport.clear()
-        messages = self.parser.feed(data)
-        assert self.parser.buffered == 0, "a message arrived cut short"
-        self.client.finish()
         lines = []
-        for got in messages:
+        if self.text:
+            lines, data = self._lines(data)
+        if self.stream is not None:  # "message" events, and "notice" lines between them
+            events = self.stream.feed(data)
+            assert all(kind in ("message", "notice") for kind, _ in events), events
+        else:
+            events = [("message", m) for m in self.parser.feed(data)]
+            assert self.parser.buffered == 0, "a message arrived cut short"
+        self.client.finish()
+        for kind, got in events:
+            if kind == "notice":
+                lines.append("LINE " + got)
+                continue
             text = text_of(got)
             expected = server_message(text)
             assert expected == got, text
@@ -174,14 +242,21 @@ class Seat:
         return lines
 
 
-def make_service() -> CombatService:
-    return CombatService(Limits(), Clock(), rng=random.Random(1))
+def make_world() -> World:
+    """The service of the sessions: the accounts alice and bob, a 60 s grace, no move time."""
+    clock = Clock()
+    accounts = MemoryAccounts()
+    tokens = {f"${name}": accounts.add(name) for name in ("alice", "bob")}
+    players = Players(PlayersConfig(), accounts, clock)
+    service = CombatService(Limits(), clock, CombatConfig(move_time=0, rejoin_grace=60), rng=random.Random(1), players=players)
+    return World(service, clock, tokens)
 
 
 def replay(session) -> None:
-    service = make_service()
-    # Nothing here runs from the clock: every line a client waits for has already arrived.
-    replay_in_memory(session, lambda name: Seat(service), max_waits=0)
+    world = make_world()
+    handshake = {s.client for s in session.steps if s.text.startswith("LINE ")}
+    # Nothing here runs from the clock but WAIT: every line a client waits for has already arrived.
+    replay_in_memory(session, lambda name: Seat(world, name in handshake), max_waits=0)
 
 
 def test_the_document_has_its_sessions():
@@ -189,6 +264,10 @@ def test_the_document_has_its_sessions():
     assert "Two players start a game on the Default map" in titles
     assert "A move out of turn and an illegal move" in titles
     assert "A map name that is not plain text is refused" in titles
+    assert "A logged-in player drops and logs in again" in titles
+    assert "A guest comes back with its resume token" in titles
+    assert "A seat not back within the grace loses" in titles
+    assert "An original client comes back from the same address" in titles
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=lambda s: s.title)

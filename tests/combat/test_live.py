@@ -1,5 +1,5 @@
-"""GGZ Combat feeds the live hub: a table per game once play starts (named players and programs
-rated, ``player<k>`` defaults not), every move and attack with the spectator state of the rules
+"""GGZ Combat feeds the live hub: a table per game once play starts (logged-in players and programs
+rated, guests — ``player<k>`` defaults and NAMEs — not), every move and attack with the spectator state of the rules
 layer, the end stored as a match (a forfeiting seat loses; abandoned games unrated). A hypothesis
 property plays random legal games through the real service: no state reported while the game runs
 shows the type of a unit that was not revealed to every seat in combat, every unit that was is
@@ -16,21 +16,24 @@ from twisted.internet.task import Clock
 from gamed.combat import wire
 from gamed.combat.maps import shipped_maps
 from gamed.combat.service import CombatService
-from gamed.config import CombatConfig, Limits
+from gamed.config import CombatConfig, Limits, PlayersConfig
 from gamed.observers import LiveHub
+from gamed.players import Players
 from gamed.stratego import rules
 from gamed.stratego.rules import EMPTY, Opt, Unit
 from tests.combat.test_protocol import DEFAULT, Player, TextPlayer, placement
 from tests.combat.test_table import SECRECY_OPTS, legal_moves, with_options
+from tests.memaccounts import MemoryAccounts
 from tests.memstore import MemoryStore
 
 
-def make(move_time: float = 0, rejoin_grace: float = 120):
+def make(move_time: float = 0, rejoin_grace: float = 120, **config):
     clock = Clock()
     store = MemoryStore()
     hub = LiveHub(clock, store)
-    config = CombatConfig(move_time=move_time, rejoin_grace=rejoin_grace)
-    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1), hub=hub)
+    config = CombatConfig(move_time=move_time, rejoin_grace=rejoin_grace, **config)
+    players = Players(PlayersConfig(), MemoryAccounts(), clock)
+    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1), hub=hub, players=players)
     return clock, hub, store, service
 
 
@@ -44,6 +47,15 @@ def start(service, alice, bob, options=DEFAULT):
 
 
 def named(service, name):
+    """A player of the handshake port logged in as the account ``name`` (registered now)."""
+    token = service.players.accounts.add(name)
+    p = TextPlayer(service)
+    p.say(f"LOGIN {name} {token}", "PLAY")
+    assert p.lines() == [f"OK LOGIN {name}", "OK PLAY: binary protocol follows"]
+    return p
+
+
+def guest(service, name):
     p = TextPlayer(service)
     p.say(f"NAME {name}", "PLAY")
     p.lines()
@@ -104,11 +116,11 @@ def test_a_survivor_stays_revealed_as_it_moves_but_not_under_silent_options():
 def test_a_game_is_watched_and_recorded_with_named_and_unnamed_seats():
     clock, hub, store, service = make()
     alice = named(service, "alice")
-    bob = Player(service)  # the binary port: player<k>, unrated
+    bob = Player(service)  # the binary port: player<k>, a guest, unrated
     start(service, alice, bob)
     (table,) = hub.tables.values()
     assert table.id == "combat-1" and table.game == "combat"
-    assert [(s.name, s.rated, s.kind) for s in table.seats] == [("alice", True, "player"), ("player2", False, "player")]
+    assert [(s.name, s.rated, s.kind) for s in table.seats] == [("alice", True, "player"), ("player2", False, "guest")]
     assert table.options["map"] == "Default" and table.options["seats"] == 2
     assert all(c is None or c == "lake" or c["unit"] is None for row in table.initial_state["cells"] for c in row)
     alice.send(wire.ReqMove(30, 40))
@@ -131,6 +143,8 @@ def test_an_abandoned_game_is_stored_unrated_and_a_shutdown_too():
     start(service, alice, bob)
     alice.client.drop()
     bob.client.drop()
+    assert not store.records, "both seats are away: either may come back"
+    clock.advance(120)  # nobody did: the game is abandoned, nobody wins
     carol, dave = Player(service), Player(service)
     start(service, carol, dave)
     service.abort_games()
@@ -234,7 +248,7 @@ def test_the_spectator_stream_shows_exactly_the_units_revealed_in_combat(seed, m
     assert record.game == "combat" and record.rated == (table.state is wire.State.DONE)
 
 
-def test_a_seat_taken_over_during_play_shows_and_records_the_new_player(tmp_path):
+def test_with_rejoin_anyone_a_seat_taken_over_during_play_shows_and_records_the_new_player(tmp_path):
     import json
 
     from tests.test_live_hub import Viewer
@@ -242,8 +256,11 @@ def test_a_seat_taken_over_during_play_shows_and_records_the_new_player(tmp_path
     clock = Clock()
     store = MemoryStore()
     hub = LiveHub(clock, store)
-    config = CombatConfig(move_time=0, rejoin_grace=120)
-    service = CombatService(Limits(idle_timeout=0), clock, config, rng=random.Random(1), hub=hub, records_dir=tmp_path)
+    config = CombatConfig(move_time=0, rejoin_grace=120, rejoin="anyone")
+    players = Players(PlayersConfig(), MemoryAccounts(), clock)
+    service = CombatService(
+        Limits(idle_timeout=0), clock, config, rng=random.Random(1), hub=hub, records_dir=tmp_path, players=players
+    )
     alice, bob = named(service, "alice"), named(service, "bob")
     start(service, alice, bob)
     (table,) = hub.tables.values()
@@ -251,7 +268,7 @@ def test_a_seat_taken_over_during_play_shows_and_records_the_new_player(tmp_path
     table.add(viewer)
     alice.send(wire.ReqMove(30, 40))
     bob.client.drop()
-    carol = named(service, "carol")  # the next connection takes bob's kept seat
+    carol = named(service, "carol")  # the original GGZ way: the next connection takes bob's kept seat
     assert [p["name"] for p in hub.games()["games"][0]["players"]] == ["alice", "carol"]
     name, snapshot = viewer.events[-1]
     assert name == "snapshot" and [p["name"] for p in snapshot["players"]] == ["alice", "carol"]
@@ -266,17 +283,33 @@ def test_a_seat_taken_over_during_play_shows_and_records_the_new_player(tmp_path
     assert result["players"] == ["alice", "carol"]
 
 
-def test_an_unnamed_player_taking_over_a_named_seat_is_not_rated():
-    clock, hub, store, service = make()
+def test_with_rejoin_anyone_an_unnamed_player_taking_over_a_named_seat_is_not_rated():
+    clock, hub, store, service = make(rejoin="anyone")
     alice, bob = named(service, "alice"), named(service, "bob")
     start(service, alice, bob)
     bob.client.drop()
     stranger = Player(service)  # the binary port: player<k>
-    stranger.read()
+    assert stranger.read()[0] == wire.MsgSeat(1, 2), "it takes bob's army"
     stranger.client.drop()
     clock.advance(120)
     (record,) = store.records
-    assert [(s.name, s.rated) for s in record.seats] == [("alice", True), ("player3", False)]
+    assert [(s.name, s.rated, s.kind) for s in record.seats] == [("alice", True, "player"), ("player3", False, "guest")]
+
+
+def test_a_stranger_never_gets_an_away_seat_and_the_forfeit_is_a_rated_loss():
+    clock, hub, store, service = make()
+    alice, bob = named(service, "alice"), named(service, "bob")
+    start(service, alice, bob)
+    bob.client.drop()
+    stranger = Player(service)  # the binary port, the same address as bob: bob's seat was not held there
+    assert stranger.read()[:2] == [wire.MsgSeat(0, 2), wire.MsgPlayers([wire.PlayerSeat(wire.SeatKind.PLAYER, "player3"), wire.PlayerSeat(wire.SeatKind.OPEN)])]
+    other = guest(service, "mallory")
+    assert other.binary[0] == wire.MsgSeat(1, 2), "a new table's seat, never bob's"
+    clock.advance(120)
+    (record,) = store.records
+    assert [(s.name, s.rated, s.kind) for s in record.seats] == [("alice", True, "player"), ("bob", True, "player")]
+    assert (record.scores, record.reason, record.rated) == ((1.0, 0.0), "forfeit", True)
+    assert record.extra["detail"] == "seat 1 (bob) left the game and did not come back within 120 s"
 
 
 def test_running_out_of_move_time_is_a_rated_loss_recorded_as_timeout():
@@ -308,5 +341,6 @@ def test_a_map_name_with_markup_never_reaches_the_games_list_or_the_records():
     assert table.options["map"] == "Plain name"
     alice.client.drop()
     bob.client.drop()
+    clock.advance(120)
     shown = json.dumps([hub.games(), [attrs.asdict(r) for r in store.records]], default=str)
     assert "onerror" not in shown and "Plain name" in shown

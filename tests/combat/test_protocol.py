@@ -4,6 +4,7 @@ messages reach the right sockets as bytes, fatal input closes only that connecti
 from __future__ import annotations
 
 import random
+import re
 
 from twisted.internet.task import Clock
 
@@ -166,11 +167,12 @@ class TextPlayer(Player):
     def lines(self) -> list[str]:
         data = self.client.transport.value()
         self.client.transport.clear()
-        text, _, rest = data.partition(b"OK PLAY: binary protocol follows\r\n")
-        lines = text.decode("ascii").split("\r\n")[:-1]
-        if _:
-            lines.append("OK PLAY: binary protocol follows")
-            self.binary = self.parser.feed(rest)
+        # The text part ends with the line that says the binary protocol follows (PLAY, RESUME, ...).
+        switch = re.search(rb"^OK [^\r\n]*: binary protocol follows\r\n", bytes(data), re.M)
+        if switch is None:
+            return data.decode("ascii").split("\r\n")[:-1]
+        lines = data[: switch.end()].decode("ascii").split("\r\n")[:-1]
+        self.binary = self.parser.feed(data[switch.end() :])
         return lines
 
 
@@ -220,27 +222,33 @@ def test_bad_handshake_lines_are_answered_and_an_over_long_one_closes():
         "ERROR unknown command or bad arguments; HELP lists the commands",
         "ERROR seats must be 2 to 15",
     ]
-    assert lines[3].startswith("NAME <name>")
+    assert lines[3].startswith("LOGIN <name> <token>") and any(line.startswith("NAME <name>") for line in lines)
     p.client.raw(b"x" * 300)
     assert p.lines() == ["ERROR line too long"] and p.client.lost
 
 
-def test_a_named_player_comes_back_to_its_table():
+def test_a_player_of_a_named_table_comes_back_with_its_resume_token():
     clock = Clock()
     service = CombatService(Limits(idle_timeout=0), clock, CombatConfig(move_time=0), rng=random.Random(1))
     alice, bob = TextPlayer(service), TextPlayer(service)
     for p in (alice, bob):
-        p.say("TABLE duel", "PLAY")
-        p.lines()
+        p.say("TABLE duel", "TOKEN", "PLAY")
+        lines = p.lines()
+        assert lines[:2] == ["OK TABLE duel", "OK TOKEN: your resume token comes just before OK PLAY"]
+        assert lines[2].startswith("TOKEN ") and lines[3] == "OK PLAY: binary protocol follows"
+        p.token = lines[2].split()[1]
     alice.send(wire.HostOptions.of(DEFAULT))
     alice.send(wire.MsgSetup(wire.write_setup(DEFAULT, 0, placement(0))))
     bob.send(wire.MsgSetup(wire.write_setup(DEFAULT, 1, placement(1))))
     bob.client.drop()
     stranger = Player(service)
     assert stranger.read()[0] == wire.MsgSeat(0, 2), "an anonymous joiner never takes a named table's seat"
+    other = TextPlayer(service)
+    other.say("TABLE duel", "PLAY")
+    assert other.lines() == ["OK TABLE duel", "ERROR table duel is playing"], "nor one asking for the table"
     back = TextPlayer(service)
-    back.say("TABLE duel", "PLAY")
-    back.lines()
+    back.say(f"RESUME {bob.token}")
+    assert back.lines() == ["OK RESUME seat 1 (player2): binary protocol follows"]
     assert back.binary[0] == wire.MsgSeat(1, 2) and isinstance(back.binary[-1], wire.MsgStart)
 
 
@@ -285,6 +293,7 @@ def test_finished_and_abandoned_games_are_recorded(tmp_path):
     carol, dave = started(service)
     carol.client.drop()
     dave.client.drop()  # everyone left a running game
+    clock.advance(60)  # and nobody came back
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert [(r["winner"], r["aborted"], r["moves"]) for r in records] == [(0, False, 1), (None, True, 0)]
     assert records[0]["players"] == ["player1", "player2"] and records[0]["map"] == "Default"

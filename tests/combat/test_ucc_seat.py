@@ -142,7 +142,10 @@ async def _ann_plays_the_fast_ai(service) -> tuple[Human, AiOpponent]:
     """ann hosts a UCC game against the ``fast`` AI and sets up; (ann, the AI) once it started."""
     human = Human(service)
     human.say("NAME ann")
-    human.say("COMPUTER fast")
+    human.say("TOKEN")
+    lines = human.say("COMPUTER fast")
+    assert lines[0].startswith("TOKEN ") and lines[1] == "OK COMPUTER fast: binary protocol follows"
+    human.token = lines[0].split()[1]  # the resume token of ann's seat
     ai = _ai_of(service)
     human.send(wire.HostOptions.of(UCC))
     human.send(wire.MsgSetup(wire.write_setup(UCC, 0, placement(0))))
@@ -225,8 +228,8 @@ async def test_a_person_who_leaves_a_game_against_the_ai_loses_it_when_the_grace
     human.client.drop()  # ann leaves the running game
     await _until(lambda: store.records)
     (record,) = store.records
-    assert [(s.name, s.kind) for s in record.seats] == [("ann", "player"), ("fast", "program")]
-    assert (record.scores, record.reason, record.rated) == ((0.0, 1.0), "forfeit", True), "the AI wins, rated"
+    assert [(s.name, s.kind, s.rated) for s in record.seats] == [("ann", "guest", False), ("fast", "program", True)]
+    assert (record.scores, record.reason, record.rated) == ((0.0, 1.0), "forfeit", True), "the AI wins"
     (result,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert (result["winner"], result["reason"], result["aborted"]) == (1, "forfeit", False)
     await _until(lambda: ai.ended is not None and ai.ended.called)
@@ -234,15 +237,20 @@ async def test_a_person_who_leaves_a_game_against_the_ai_loses_it_when_the_grace
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_named_person_comes_back_to_its_game_against_the_ai(fast_ai):
+async def test_a_person_comes_back_to_its_game_against_the_ai_with_its_resume_token(fast_ai):
     config = CombatConfig(move_time=0, rejoin_grace=60)
     service = CombatService(Limits(), _reactor(), config, random.Random(1), ais={"fast": AiProgram("fast", fast_ai)})
     human, ai = await _ann_plays_the_fast_ai(service)
     table = service.tables[ai.seating.table_id]
     human.client.drop()
+    impostor = Human(service)
+    assert impostor.say("NAME ann") == ["ERROR 432 another player here uses that name just now (ann)"]
+    assert impostor.say("COMPUTER fast")[-1] == "OK COMPUTER fast: binary protocol follows"
+    assert len(service.tables) == 2, "a new game against a new AI, not ann's"
+    impostor.client.drop()
+    await _until(lambda: len(service.tables) == 1)  # its AI leaves the table nobody else can join
     back = Human(service)
-    back.say("NAME ann")
-    assert back.say("COMPUTER fast")[-1] == "OK COMPUTER fast: binary protocol follows"
+    assert back.say(f"RESUME {human.token}") == ["OK RESUME seat 0 (ann): binary protocol follows"]
     got = back.poll()
     assert got[0] == wire.MsgSeat(0, 2) and isinstance(got[-1], wire.MsgStart)
     assert len(service.tables) == 1 and _ai_of(service) is ai, "the same game, the same AI"
