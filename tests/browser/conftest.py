@@ -118,7 +118,7 @@ class Site:
         self.records = records  # its SQLite database
 
     def add_account(self, name: str) -> str:
-        """Register ``name`` with ``gamed player add`` (the accounts branch); returns its token."""
+        """Register ``name`` with ``gamed player add``; returns its token."""
         done = subprocess.run(
             [sys.executable, "-m", "gamed.cli", "player", "add", name, "--records", f"sqlite:{self.records}"],
             cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=30,

@@ -2,7 +2,7 @@
 is away does not get that army (it comes from another address); the seat's own address takes it
 back with the whole state; a guest of the handshake port comes back with its resume token; a seat
 not back within the grace forfeits and the game is recorded as its loss; an account logs in and
-takes its seat back with LOGIN (runs once the accounts branch provides gamed.accounts)."""
+takes its seat back with LOGIN, and an account not back in time loses, rated, in the records."""
 
 from __future__ import annotations
 
@@ -205,3 +205,55 @@ async def test_an_account_logs_in_and_takes_its_seat_back_and_a_wrong_token_does
     alice.send(wire.ReqMove(1, 2))
     assert await back.expect(wire.MsgGameover) == wire.MsgGameover(0)
     assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_account_not_back_in_time_forfeits_and_the_loss_is_rated_for_the_accounts(start_daemon, tmp_path):
+    import sqlite3
+
+    from gamed import accounts
+    from gamed.records import RecordStore
+
+    database = tmp_path / "gamed.sqlite"
+    store = RecordStore(f"sqlite:{database}", reactor)
+    await store.start()
+    book = accounts.AccountStore(store)
+    tokens = {name: (await book.add(name))[1] for name in ("alice", "bob")}
+    await store.close()
+    daemon = await start_daemon(
+        "--combat-text", LOOPBACK, "--combat-rejoin-grace", "1", "--records", f"sqlite:{database}",
+        kalaha="none", combat=LOOPBACK,
+    )
+    port = daemon.ports["combat-text"]
+    players = []
+    for name in ("alice", "bob"):
+        client = await connect(port, HandshakeClient())
+        await client.line()
+        client.say(f"LOGIN {name} {tokens[name]}")
+        assert await client.line() == f"OK LOGIN {name}"
+        client.say("PLAY")
+        assert await client.line() == "OK PLAY: binary protocol follows"
+        players.append(client)
+    alice, bob = players
+    await start_line_game(alice, bob)
+    bob.transport.loseConnection()  # bob does not come back within the 1 s grace
+    assert await alice.expect(wire.MsgGameover, seconds=20) == wire.MsgGameover(0)
+    rows = []
+    for _ in range(200):
+        with sqlite3.connect(database) as db:
+            rows = db.execute(
+                "SELECT m.reason, m.rated, s.seat, s.name, s.kind, s.score, s.account_id IS NOT NULL, s.rating_after"
+                " FROM matches m JOIN seats s ON s.match_id = m.id WHERE m.game = 'combat' ORDER BY s.seat"
+            ).fetchall()
+        if rows:
+            break
+        await task.deferLater(reactor, 0.05, lambda: None)
+    assert [row[:7] for row in rows] == [
+        ("forfeit", 1, 0, "alice", "player", 1.0, 1),
+        ("forfeit", 1, 1, "bob", "player", 0.0, 1),
+    ]
+    assert rows[0][7] > 1500 > rows[1][7], "the forfeit is rated: alice gains what bob loses"
+    with sqlite3.connect(database) as db:
+        owners = db.execute("SELECT r.name, a.name FROM ratings r JOIN accounts a ON a.id = r.account_id WHERE r.game = 'combat'").fetchall()
+    assert sorted(owners) == [("alice", "alice"), ("bob", "bob")], "each rated row is the account's"
+    assert "Traceback" not in daemon.text and tokens["bob"] not in daemon.text

@@ -113,7 +113,7 @@ async def test_a_seat_not_back_within_the_grace_forfeits_and_the_game_is_recorde
     assert "erin (team 1) forfeited (not back in time)" in daemon.text
 
 
-# --- with accounts (gamed.accounts: the accounts branch) -------------------------------------
+# --- with accounts (gamed player add) ---------------------------------------------------------
 
 
 async def add_player(database: pathlib.Path, name: str) -> str:
