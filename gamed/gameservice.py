@@ -48,6 +48,19 @@ class GameService(MultiService):
             for d in drained:
                 d.callback(None)
 
+    # The names in use (``gamed.seats.NameBook`` of the service's ``seats``), for its protocols.
+    def name_changed(self, user: Any, name: str | None) -> None:
+        """``user`` (a connection) goes by ``name`` now; its old name is free."""
+        self.seats.names.changed(user, name)
+
+    def name_released(self, user: Any) -> None:
+        """``user`` is gone: its name is free (an away seat keeps its own until it is back)."""
+        self.seats.names.released(user)
+
+    def name_in_use(self, name: str, asker: Any = None) -> bool:
+        """True when another connection here, or an away seat, goes by ``name`` (any case)."""
+        return self.seats.names.in_use(name, asker)
+
     def live_table_of(self, game: Any) -> Any:
         """The live table of ``game`` (None without a hub): ``self.live`` maps game ids to them."""
         return getattr(self, "live", {}).get(getattr(game, "id", None))

@@ -105,6 +105,41 @@ class Seat:
         return f"seat {self.number} ({self.identity.name})"
 
 
+class NameBook:
+    """The names the players of one game service go by just now, without regard to case: each
+    connection's, and each away seat's (its player may come back). A guest may not take one of
+    them, so two guests called bob (or Bob) are never both at one game service."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, set[Any]] = {}  # casefolded name -> who goes by it
+        self._name_of: dict[Any, str] = {}
+
+    def changed(self, user: Any, name: str | None) -> None:
+        """``user`` (a connection, an away seat) goes by ``name`` now (None: by none); its old
+        name is free again."""
+        self.released(user)
+        if name is not None:
+            key = name.casefold()
+            self._name_of[user] = key
+            self._by_name.setdefault(key, set()).add(user)
+
+    def released(self, user: Any) -> None:
+        """``user`` is gone (or back at its seat): its name is free."""
+        key = self._name_of.pop(user, None)
+        if key is not None:
+            users = self._by_name[key]
+            users.discard(user)
+            if not users:
+                del self._by_name[key]
+
+    def in_use(self, name: str, asker: Any = None) -> bool:
+        """True when someone other than ``asker`` goes by ``name`` (in any case) just now."""
+        return any(user is not asker for user in self._by_name.get(name.casefold(), ()))
+
+    def __len__(self) -> int:
+        return len(self._name_of)
+
+
 class SeatBook:
     """The seats of one game service: seats players, keeps dropped seats for ``grace`` seconds
     (0: a seat that drops forfeits at once) and hands them back to their own players only."""
@@ -122,6 +157,9 @@ class SeatBook:
         self.grace = grace
         # Told when a seat goes away or comes back (the service shows it to spectators).
         self.on_presence = on_presence
+        # The names in use: the service's connections register theirs; an away seat's is kept
+        # here until it is back or gone.
+        self.names = NameBook()
         self._seats: dict[Any, list[Seat]] = {}  # game -> its seats
         self._tokens: dict[str, Seat] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()
@@ -160,6 +198,7 @@ class SeatBook:
             return
         seat.presence = Presence.AWAY
         seat.away_since = self.clock.seconds()
+        self.names.changed(seat, seat.name)
         self._log.info("{seat} of {game} is away", seat=seat.label(), game=_game_id(seat.game))
         if not self.grace:
             self._forfeit(seat)
@@ -183,6 +222,7 @@ class SeatBook:
             raise LoginError(Refusal.FINISHED)
         previous = seat.holder
         self._cancel_grace(seat)
+        self.names.released(seat)
         seat.holder = holder
         seat.presence = Presence.CONNECTED
         seat.away_since = None
@@ -235,6 +275,7 @@ class SeatBook:
     def forfeit(self, seat: Seat) -> None:
         """``seat`` gives up its place now (it left for good): no grace, it is gone."""
         self._cancel_grace(seat)
+        self.names.released(seat)
         if seat.presence is not Presence.GONE:
             seat.presence = Presence.GONE
             seat.holder = None
@@ -255,6 +296,7 @@ class SeatBook:
         its game is over)."""
         for seat in self._seats.pop(game, ()):
             self._cancel_grace(seat)
+            self.names.released(seat)
             seat.presence = Presence.GONE
             if seat.resume_token is not None:
                 self._tokens.pop(seat.resume_token, None)
@@ -281,6 +323,7 @@ class SeatBook:
             self._forfeit(seat)
 
     def _forfeit(self, seat: Seat) -> None:
+        self.names.released(seat)
         seat.presence = Presence.GONE
         seat.grace_ends = None
         seat.game.seat_forfeited(seat)

@@ -164,3 +164,25 @@ def test_labels_name_the_seat_and_the_player():
     assert BOB.shown() == "bob (guest)" and ALICE.shown() == "alice"
     assert not BOB.rated and ALICE.rated and Identity("gamed:2", "program").rated
     assert (ALICE.record_kind, BOB.record_kind, Identity("b", "bot", 3).record_kind) == ("player", "guest", "bot")
+
+
+def test_names_in_use_ignore_case_and_an_away_seat_keeps_its_name_until_back_or_gone():
+    clock, seats = book(60)
+    names = seats.names
+    a, b, c = Conn("a"), Conn("b"), Conn("c")
+    names.changed(a, "Bob")
+    assert names.in_use("bob", c) and names.in_use("BOB") and not names.in_use("bob", a)
+    names.changed(a, "robert")  # the old name is free again
+    assert not names.in_use("bob", c) and names.in_use("Robert", c)
+    game = Game()
+    seat = seats.seat(game, 0, Identity("carol"), b)
+    names.changed(b, "carol")
+    seats.drop(seat, b)
+    names.released(b)  # the connection is gone, its away seat still goes by carol
+    assert names.in_use("Carol", c)
+    seats.resume(seat, c)
+    assert not names.in_use("carol", c), "back at its seat: its player's connection names it"
+    seats.drop(seat, c)
+    assert names.in_use("carol")
+    seats.finish(game)
+    assert not names.in_use("carol") and len(names) == 1  # only a's "robert" is left

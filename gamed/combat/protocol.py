@@ -91,7 +91,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
             self.close("the binary port admits nobody with [players] guests = false (its clients cannot log in)")
         else:
             self.identity = Identity(self.name)
-            self.service.claim_name(self.name, self)
+            self.service.name_changed(self, self.name)
             self.service.seat(self)
 
     def dataReceived(self, data: bytes) -> None:  # noqa: N802
@@ -288,7 +288,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
     def _use_name(self, identity: Identity) -> None:
         self.identity = identity
         self.name = identity.name
-        self.service.claim_name(self.name, self)
+        self.service.name_changed(self, self.name)
 
     def _may_play(self) -> bool:
         """Before PLAY or COMPUTER: a guest needs ``[players] guests`` (then it is a guest under
@@ -298,7 +298,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
                 self.login_refused(LoginError(Refusal.GUESTS_OFF))
                 return False
             self.identity = Identity(self.name)
-            self.service.claim_name(self.name, self)
+            self.service.name_changed(self, self.name)
         return True
 
     def _logged_in(self, identity: Identity) -> None:
@@ -365,7 +365,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
 
     def take_seat(self, seat: Seat) -> None:
         self.handshake = False
-        self.service.claim_name(seat.name, self)  # a guest back at its seat keeps its name
+        self.service.name_changed(self, seat.name)  # a guest back at its seat keeps its name
         self.identity = seat.identity
         self.name = seat.name
 
@@ -449,7 +449,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         seating, self.seating = self.seating, None
         if seating is not None:
             self.service.vacate(seating, self._cut_off)
-        self.service.release_name(self)
+        self.service.name_released(self)
         self.service.disconnected(self)
 
 

@@ -125,7 +125,6 @@ class CombatService(GameService):
         if grace is None:
             grace = config.rejoin_grace if config.rejoin_grace is not None else self.players.config.grace
         self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
-        self._names: dict[str, CombatProtocol] = {}  # names chosen on the handshake port, by connection
         self.ais: dict[str, AiProgram] = dict(ais or {})  # computer opponents (COMPUTER <name>)
         self.rng = rng or random.Random()
         self.records_dir = None if records_dir is None else pathlib.Path(records_dir)
@@ -197,21 +196,6 @@ class CombatService(GameService):
 
     # --- names -------------------------------------------------------------------------------
 
-    def name_in_use(self, name: str, protocol: CombatProtocol) -> bool:
-        """True when another connection here uses ``name`` just now, or an away seat has it."""
-        other = self._names.get(name)
-        if other is not None and other is not protocol:
-            return True
-        return any(seat.name == name for entry in self._tables.values() for seat in entry.away())
-
-    def claim_name(self, name: str, protocol: CombatProtocol) -> None:
-        self.release_name(protocol)
-        self._names[name] = protocol
-
-    def release_name(self, protocol: CombatProtocol) -> None:
-        if self._names.get(protocol.name) is protocol:
-            del self._names[protocol.name]
-
     def _named(self, name: str) -> _Table | None:
         for entry in self._tables.values():
             if entry.name == name:
@@ -265,7 +249,7 @@ class CombatService(GameService):
     def take_back(self, protocol: CombatProtocol, seat: PlayerSeat) -> None:
         """``protocol`` is ``seat``'s own player come back (same account, its resume token, or
         its address): it plays on as that seat's identity, and gets the whole state."""
-        self.claim_name(seat.name, protocol)
+        self.name_changed(protocol, seat.name)
         protocol.identity = seat.identity
         protocol.name = seat.name
         protocol.seat = seat

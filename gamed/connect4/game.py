@@ -58,7 +58,6 @@ class Connect4Game:
         grace: float | None = None,
         on_end: Callable[[Connect4Game], None] = lambda game: None,
         on_move: Callable[[Connect4Game, int, int, int], None] | None = None,
-        on_away: Callable[[Seat, bool], None] = lambda seat, away: None,
     ):
         self.id = game_id
         self.seats: dict[int, Seat] = {}
@@ -77,7 +76,6 @@ class Connect4Game:
         self.detail = ""
         self._on_end = on_end
         self._on_move = on_move
-        self._on_away = on_away  # told when a seat goes away (True) and when it is no longer away
         self._away: set[int] = set()  # the seats it was told are away
         self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
 
@@ -216,7 +214,6 @@ class Connect4Game:
     def _away_changed(self, seat: Seat, away: bool) -> None:
         if away != (seat.number in self._away):
             (self._away.add if away else self._away.discard)(seat.number)
-            self._on_away(seat, away)
 
     # --- turns ------------------------------------------------------------------------------
 

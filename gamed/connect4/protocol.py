@@ -60,7 +60,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
 
     @name.setter
     def name(self, value: str) -> None:
-        self.service.rename(self._name, value)
+        self.service.name_changed(self, value)
         self._name = value
 
     # --- connection ------------------------------------------------------------------------
@@ -72,7 +72,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
     def on_disconnect(self, reason: Failure) -> None:
         self.service.lobby.leave(self)
         self.service.disconnected(self)
-        self.service.rename(self._name, None)
+        self.service.name_released(self)  # an away seat keeps its name taken (gamed.seats.NameBook)
         if self.seat is not None and self.game is not None and not self.game.over:
             self.service.seats.drop(self.seat, self)  # away for the grace period, then it forfeits
         if self.match is not None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import os
 import random
-from collections import Counter
 from collections.abc import Hashable
 
 import attrs
@@ -112,7 +111,6 @@ class Connect4Service(GameService):
         if grace is None:
             grace = config.grace if config.grace is not None else self.players.config.grace
         self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
-        self._names: Counter[str] = Counter()  # the names connections here go by, and away seats
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True), key=_account_key)
         self.games: dict[int, Connect4Game] = {}
@@ -127,30 +125,6 @@ class Connect4Service(GameService):
         self._probes: dict[str, tuple[tuple, Deferred]] = {}  # libraries being asked: (stamp, done)
         self._live: set[object] = set()  # engines opened and not yet released
         self.stopping = False
-
-    def name_in_use(self, name: str, asking: object) -> bool:
-        """True when another connection here goes by ``name`` just now, or a seat of that name is
-        away (its player may come back): two guests called bob (or Bob) are never both at this
-        server. Case does not count, as in account names."""
-        key = name.casefold()
-        mine = getattr(asking, "name", None)
-        return self._names[key] > (1 if mine is not None and mine.casefold() == key else 0)
-
-    def rename(self, old: str | None, new: str | None) -> None:
-        """A connection (or an away seat) now goes by ``new`` instead of ``old`` (None: none)."""
-        if old is not None:
-            old = old.casefold()
-            self._names[old] -= 1
-            if self._names[old] <= 0:
-                del self._names[old]
-        if new is not None:
-            self._names[new.casefold()] += 1
-
-    def _away(self, seat, away: bool) -> None:
-        if away:
-            self.rename(None, seat.name)
-        else:
-            self.rename(seat.name, None)
 
     @property
     def default_size(self) -> tuple[int, int]:
@@ -442,7 +416,6 @@ class Connect4Service(GameService):
             grace=self.seats.grace,
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,
-            on_away=self._away,
         )
         for p, player in sorted(players.items()):
             if isinstance(player, EnginePlayer):  # a program the daemon runs: nobody holds its seat

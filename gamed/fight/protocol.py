@@ -69,6 +69,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         self.service.disconnected(self)
         if self.seat is not None and not self.done:
             self.service.seats.drop(self.seat, self)  # away for the grace, or out at once
+        self.service.name_released(self)  # an away seat keeps its name taken (gamed.seats.NameBook)
 
     def on_line(self, text: str) -> None:
         login = wire.parse_login(text)
@@ -105,7 +106,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if self.service.name_in_use(identity.name, self):
             self.login_refused(LoginError(Refusal.NAME_IN_USE, identity.name))
             return
-        self.service.take_name(identity.name, self, previous=self.name)
+        self.service.name_changed(self, identity.name)
         self.identity = identity
         self.name = identity.name
         self.send_lines([DONE])

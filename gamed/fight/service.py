@@ -25,7 +25,7 @@ from gamed.identity import Identity
 from gamed.lobby import Lobby
 from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
-from gamed.seats import Presence, SeatBook, record_seat
+from gamed.seats import SeatBook, record_seat
 from gamed.textline import ConnectionLimits, WriteBatch
 
 
@@ -64,7 +64,6 @@ class FightService(GameService):
         if grace is None:
             grace = config.grace if config.grace is not None else self.players.config.grace
         self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
-        self._names: dict[str, object] = {}  # guest name -> the AI that chose it (see name_in_use)
         self.hub = hub
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         # Resolved turns held back from web spectators while fewer than gui_lag turns followed them.
@@ -100,24 +99,6 @@ class FightService(GameService):
         return ConnectionLimits(self.gui_factory, self.limits.max_connections, self.limits.max_per_peer, _refusal)
 
     # --- games -----------------------------------------------------------------------------
-
-    def name_in_use(self, name: str, asking: object) -> bool:
-        """True when another AI here uses the guest name ``name`` now: connected, or in a seat
-        kept for its return (two guests called bob are never told apart)."""
-        holder = self._names.get(name)
-        if holder is None or holder is asking:
-            return False
-        seat = holder.seat
-        if (seat is not None and seat.presence is not Presence.GONE) or (holder.connected and not holder.closing):
-            return True
-        del self._names[name]  # its AI and its game are gone: the name is free
-        return False
-
-    def take_name(self, name: str, holder: object, previous: str | None = None) -> None:
-        """``holder`` (an AI) is the guest ``name`` from now on (and no longer ``previous``)."""
-        if previous is not None and self._names.get(previous) is holder:
-            del self._names[previous]
-        self._names[name] = holder
 
     def _seat(self, members: list[Hashable], table: str | None) -> None:
         players = list(members)

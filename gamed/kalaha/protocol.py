@@ -63,7 +63,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
 
     def on_connect(self) -> None:
         self.service.connected(self)
-        self.service.name_changed(self)
+        self.service.name_changed(self, self.name)
         lines = [wire.hello(), "INFO Welcome to Kalaha. Type HELP for the commands."]
         if not self.service.players.guests:
             lines.append(f"INFO {Refusal.GUESTS_OFF.value}")
@@ -80,9 +80,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self.service.disconnected(self)
         if self.game is not None and not self.game.over:
             self._log.info("{name} ({peer}) left game {game}", name=self.name, peer=self.peer, game=self.game.id)
-            self.game.leave(self)
-            if self.seat is not None and self.seat.away:
-                self.service.name_changed(self.seat)  # its name stays taken while the seat is away
+            self.game.leave(self)  # an away seat keeps its name taken (gamed.seats.NameBook)
         self.service.name_released(self)
 
     def shutdown(self) -> None:
@@ -113,7 +111,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
 
     def _rename(self, identity: Identity) -> None:
         self.identity = identity
-        self.service.name_changed(self)
+        self.service.name_changed(self, self.name)
 
     def _resume_seat(self, args: list[str]) -> None:
         self._resuming = True
@@ -301,7 +299,6 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self._cancel_auto_join()
         self._join_due = False
         self.service.lobby.leave(self)
-        self.service.name_released(seat)
         self._rename(seat.identity)
         self.game = seat.game
         self.side = SIDES[seat.number]

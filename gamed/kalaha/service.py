@@ -60,8 +60,6 @@ class KalahaService(GameService):
         if grace is None:
             grace = self.players.config.grace if config.grace is None else config.grace
         self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
-        self._by_name: dict[str, set] = {}  # name -> the connections that use it now
-        self._name_of: dict = {}  # connection -> its name in _by_name
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.config = config
         self.rng = rng or random.Random()
@@ -84,27 +82,6 @@ class KalahaService(GameService):
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer, wire.refusal)
 
     # --- called by protocols ---------------------------------------------------------------
-
-    def name_changed(self, user) -> None:
-        """``user`` (a connection, or an away seat whose player may come back) goes by
-        ``user.name`` now; its old name is free again."""
-        self.name_released(user)
-        self._name_of[user] = user.name
-        self._by_name.setdefault(user.name, set()).add(user)
-
-    def name_released(self, user) -> None:
-        """``user`` is gone (or back at its seat): its name is free."""
-        old = self._name_of.pop(user, None)
-        if old is not None:
-            users = self._by_name[old]
-            users.discard(user)
-            if not users:
-                del self._by_name[old]
-
-    def name_in_use(self, name: str, asker) -> bool:
-        """True when another connection goes by ``name`` now, or a seat of that name is away:
-        a guest may not take it."""
-        return any(user is not asker for user in self._by_name.get(name, ()))
 
     def play_computer(self, player: IKalahaPlayer, level: ai.Level, side: str) -> KalahaGame:
         """Start a game between ``player`` (on ``side``) and the computer at ``level``."""
@@ -142,8 +119,6 @@ class KalahaService(GameService):
 
     def _ended(self, game: KalahaGame, outcome: Outcome) -> None:
         self.games.pop(game.id, None)
-        for seat in game.seats.values():
-            self.name_released(seat)  # an away seat's name
         self.finished += 1
         table = self.live.pop(game.id, None)
         if table is not None:
