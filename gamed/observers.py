@@ -321,12 +321,7 @@ class LiveTable:
         if self.result is not None:
             return
         self.seats = tuple(seat if s.seat == seat.seat else s for s in self.seats)
-        self._players = _players(self.seats, self._away)
-        if self.viewers:
-            frame = event_frame("snapshot", self.detail())
-            for viewer in list(self.viewers):
-                viewer.deliver(frame)
-        self.hub.changed()
+        self._players_changed()
 
     def presence(self, seat: int, back_by: float | None, away: bool = True) -> None:
         """``seat``'s player dropped (``away``; its grace ends at unix time ``back_by``) or is
@@ -337,6 +332,10 @@ class LiveTable:
             self._away[seat] = None if back_by is None else round(back_by, 3)
         else:
             self._away.pop(seat, None)
+        self._players_changed()
+
+    def _players_changed(self) -> None:
+        """Who sits where changed: the table and its viewers (a fresh snapshot) show it."""
         self._players = _players(self.seats, self._away)
         if self.viewers:
             frame = event_frame("snapshot", self.detail())
