@@ -423,7 +423,7 @@ class CommandProtocol(TextLineProtocol):
             self._error(e.code, str(e))
 
     def _help(self, args: list[str]) -> None:
-        self.send_lines(self.wire.help_lines())
+        self.send_lines(self.wire.help_lines(args[0] if args else None))
 
     def _ping(self, args: list[str]) -> None:
         self.send_lines(["PONG"])

@@ -75,7 +75,6 @@ ILLEGAL_CODES = {
 
 COMMANDS = (
     ("HELP", "", "this list"),
-    ("LOGIN", "<name> <token>", "play as your registered account (before your game starts; takes back its seat in a game)"),
     ("NAME", "<name>", "choose your name (1-32 letters, digits, _ . -) before your game starts"),
     ("ENGINES", "", "list the engines and their levels"),
     ("PLAY", "<engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <c>,<c>...]",
@@ -86,8 +85,6 @@ COMMANDS = (
     ("MOVE", "<column>", "drop a stone in a column (0 is the leftmost); the word MOVE may be left out"),
     ("BOARD", "[ON|OFF]", "send the board now, or switch the drawing after every move on or off"),
     ("RESIGN", "", "give up the game (or stop the match you started)"),
-    ("TOKEN", "", "in a game: your resume token (a guest needs it to take its seat back after a drop)"),
-    ("RESUME", "<token>", "take your seat back after your connection dropped"),
     ("PING", "", "answered PONG"),
     ("QUIT", "", "leave (resigns a running game)"),
 )
@@ -238,7 +235,19 @@ def refusal(why: str) -> bytes:
     return textwire.refusal(Code.SERVER_FULL, why)
 
 
-def help_lines() -> list[str]:
+# ``HELP ACCOUNTS``: the commands of accounts and seats (docs/players.md). ``HELP`` alone lists
+# COMMANDS as it always did, so the bytes a client that uses none of them sees do not change.
+ACCOUNT_COMMANDS = (
+    ("LOGIN", "<name> <token>", "play as your registered account (before your game starts; takes back its seat in a game)"),
+    ("RESUME", "<token>", "take your seat back after your connection dropped"),
+    ("TOKEN", "", "in a game: your resume token (a guest needs it to take its seat back after a drop)"),
+)
+
+
+def help_lines(topic: str | None = None) -> list[str]:
+    """``HELP`` (every game command) or ``HELP ACCOUNTS`` (logging in and coming back)."""
+    if topic is not None and topic.upper() == "ACCOUNTS":
+        return textwire.help_lines(ACCOUNT_COMMANDS, 40)
     return textwire.help_lines(COMMANDS, 40)
 
 

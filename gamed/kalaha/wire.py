@@ -63,9 +63,6 @@ COMMANDS = (
     ("RESIGN", "", "give up the game"),
     ("PING", "", "answered PONG"),
     ("QUIT", "", "leave (resigns a running game)"),
-    ("LOGIN", "<name> <token>", "play as your registered account (before your game starts, or to come back to it)"),
-    ("RESUME", "<token>", "take your seat back after your connection dropped (the token from TOKEN)"),
-    ("TOKEN", "", "in a game: the resume token that takes your seat back if your connection drops"),
 )
 
 
@@ -143,7 +140,19 @@ def strikes(count: int, limit: int) -> str:
     return f"STRIKES {count} {limit}"
 
 
-def help_lines() -> list[str]:
+# ``HELP ACCOUNTS``: the commands of accounts and seats (docs/players.md). ``HELP`` alone lists
+# COMMANDS as it always did, so the bytes a client that uses none of them sees do not change.
+ACCOUNT_COMMANDS = (
+    ("LOGIN", "<name> <token>", "play as your registered account (before your game starts, or to come back to it)"),
+    ("RESUME", "<token>", "take your seat back after your connection dropped (the token from TOKEN)"),
+    ("TOKEN", "", "in a game: the resume token that takes your seat back if your connection drops"),
+)
+
+
+def help_lines(topic: str | None = None) -> list[str]:
+    """``HELP`` (every game command) or ``HELP ACCOUNTS`` (logging in and coming back)."""
+    if topic is not None and topic.upper() == "ACCOUNTS":
+        return textwire.help_lines(ACCOUNT_COMMANDS, 16)
     return textwire.help_lines(COMMANDS, 16)
 
 

@@ -42,6 +42,18 @@ def test_greeting():
     assert c.read()[-1] == "HELP END"
 
 
+def test_help_lists_the_game_and_help_accounts_the_login_commands():
+    c = Client(make_service())
+    c.read()
+    c.send("HELP")
+    commands = [line.split()[1] for line in c.read()[:-1]]
+    assert "LOGIN" not in commands and "MATCH" in commands, "HELP alone lists what it always listed"
+    c.send("HELP accounts")
+    accounts = [line.split()[1] for line in c.read()[:-1]]
+    assert accounts == ["LOGIN", "RESUME", "TOKEN"]
+    assert sorted(commands + accounts) == sorted(type(c.player)._COMMANDS), "every command is listed once"
+
+
 def test_engines_lists_levels():
     c = greeted(make_service())
     c.send("ENGINES")

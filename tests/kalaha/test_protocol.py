@@ -118,8 +118,11 @@ def test_help_lists_every_command(service):
     commands = [line.split()[1] for line in a.read()[:-1]]
     assert commands == [
         "HELP", "NAME", "TABLE", "MEET", "COMPUTER", "LEVELS", "MOVE", "BOARD", "POSITION", "RESIGN", "PING", "QUIT",
-        "LOGIN", "RESUME", "TOKEN",
-    ]
+    ], "HELP alone lists what it always listed: a client that logs in nowhere sees the same bytes"
+    a.send("HELP ACCOUNTS")
+    accounts = [line.split()[1] for line in a.read()[:-1]]
+    assert accounts == ["LOGIN", "RESUME", "TOKEN"]
+    assert sorted(commands + accounts) == sorted(type(a.player)._COMMANDS), "every command is listed once"
 
 
 def test_levels_lists_the_computer_levels(service):
