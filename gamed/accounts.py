@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 from twisted.internet import defer, threads
 
-from gamed.identity import GUEST_PREFIX  # the guests' names; no account name starts with it (in any case)
+from gamed.identity import DEFAULT_NAME, GUEST_PREFIX  # names no account may have (in any case)
 from gamed.names import NAME_RULE, valid_name
 
 # --- tokens (pure) -----------------------------------------------------------------------------
@@ -150,6 +150,8 @@ def name_problem(name: object) -> str | None:
         return f"an account name is {NAME_RULE}, not {name!r}"
     if name.lower().startswith(GUEST_PREFIX):
         return f"an account name must not start with {GUEST_PREFIX!r} (the guests' names), not {name!r}"
+    if DEFAULT_NAME.match(name):
+        return f"an account name must not be a default name like player3, team1 or seat0 (the games give those to guests), not {name!r}"
     return None
 
 

@@ -22,6 +22,9 @@ def looks_like_token(text: str) -> bool:
 
 
 GUEST_PREFIX = "guest"  # default guest names are guest<N>; no account name may start with it
+# The names the games give players who choose none (Combat's player<k>, Virtual Fight's team<t>,
+# a records seat<n>): no account may be called so, or a guest would show under an account's name.
+DEFAULT_NAME = re.compile(r"(?:player|team|seat)[0-9]+\Z", re.IGNORECASE)
 
 
 class Refusal(enum.Enum):

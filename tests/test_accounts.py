@@ -122,9 +122,9 @@ def test_the_key_is_compared_in_constant_time(monkeypatch):
 
 
 def test_account_names():
-    for good in ("alice", "Bob_2", "x", "a" * 32, "fast.ai-3", "gues", "my_guest"):
+    for good in ("alice", "Bob_2", "x", "a" * 32, "fast.ai-3", "gues", "my_guest", "player", "team_a", "seat1x"):
         assert accounts.check_name(good) == good
-    for bad in ("", "a" * 33, "gamed:2", "with space", "guest", "guest7", "Guest_bob", "GUESTS", "älice", None):
+    for bad in ("", "a" * 33, "gamed:2", "with space", "guest", "guest7", "Guest_bob", "GUESTS", "älice", None, "player3", "Team1", "seat0"):
         with pytest.raises(AccountError):
             accounts.check_name(bad)
     assert KINDS == ("person", "bot")
