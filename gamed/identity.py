@@ -9,7 +9,6 @@ import re
 from collections import OrderedDict
 
 import attrs
-from zope.interface import Attribute, Interface
 
 # Any token a client may send: an account's (32 characters, gamed.accounts.valid_token) or a
 # seat's resume token (24). Clients check what they are given with it before sending it.
@@ -91,15 +90,6 @@ class Identity:
     def shown(self) -> str:
         """The name with what it is, for people: ``alice``, ``bob (guest)``."""
         return f"{self.name} (guest)" if self.guest else self.name
-
-
-class ILoginLimit(Interface):
-    """Failed logins per client address."""
-
-    window = Attribute("Seconds a failure counts.")
-
-    def wait(host: str, now: float) -> float:
-        """Seconds ``host`` must wait before it may try again (0: it may try now)."""
 
 
 class LoginLimit:
