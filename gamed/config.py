@@ -16,11 +16,32 @@ from typing import Any
 import attrs
 
 from gamed import registry
+from gamed import timecontrol
 from gamed.names import valid_name
+from gamed.timecontrol import TimeControl
 
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names the setting and says what is allowed."""
+
+
+def _clock() -> Any:
+    """The ``clock`` setting of a game: a time control (gamed.timecontrol's notation); None = the
+    game's per-move setting alone (``move_time``, Virtual Fight's ``turn_time``)."""
+    return attrs.field(default=None, metadata={"kind": TimeControl})
+
+
+def time_control(clock: TimeControl | None, per_move: float | None) -> TimeControl:
+    """A game's effective time control: its ``clock`` when set, else its per-move limit (0 = none)."""
+    return clock if clock is not None else TimeControl.per_move(per_move)
+
+
+def flag_policy(section: str, value: str, allowed: tuple[timecontrol.FlagPolicy, ...]) -> timecontrol.FlagPolicy:
+    """A game's ``on_flag`` setting as a FlagPolicy (of those the game supports), or ConfigError."""
+    try:
+        return timecontrol.FlagPolicy.parse(value, allowed)
+    except timecontrol.TimeControlError as e:
+        raise ConfigError(f"{section}.on_flag {e}") from None
 
 
 @attrs.frozen
@@ -52,6 +73,12 @@ class KalahaConfig:
     board: bool = True  # whether board drawings are sent by default (clients can switch them)
     strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
+    clock: TimeControl | None = _clock()  # the time control; None = move_time per move
+    on_flag: str = "lose"  # when a player's time runs out: lose, or default (the lowest pit is played, a strike)
+
+    @property
+    def time_control(self) -> TimeControl:
+        return time_control(self.clock, self.move_time)
 
 
 @attrs.frozen
@@ -77,6 +104,12 @@ class FightConfig:
     # it is never idle); 0 = never.
     gui_idle_timeout: float = 600.0
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
+    clock: TimeControl | None = _clock()  # the time control; None = turn_time per turn
+    on_flag: str = "pass"  # when a team's time runs out: pass (the original rule: its turn is empty, a strike) or lose
+
+    @property
+    def time_control(self) -> TimeControl:
+        return time_control(self.clock, self.turn_time)
 
 
 @attrs.frozen
@@ -95,6 +128,12 @@ class CombatConfig:
     # original GGZ behaviour: anybody can take over a dropped army, unsafe).
     rejoin: str = "address"
     records: str = "combat"  # directory of results.jsonl (one line per finished game); "" = none
+    clock: TimeControl | None = _clock()  # the time control; None = move_time per move
+    on_flag: str = "lose"  # when a seat's time runs out: lose
+
+    @property
+    def time_control(self) -> TimeControl:
+        return time_control(self.clock, self.move_time)
 
     @property
     def grace(self) -> float | None:
@@ -121,6 +160,12 @@ class Connect4Config:
     engine_cpus: str = "auto"  # CPUs for native engines: "auto" = all but the first (on 2+ CPUs), "all", or "1,2,3"
     match_games: int = 100  # the most games one MATCH command may ask for
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
+    clock: TimeControl | None = _clock()  # the time control of people's tables; None = move_time per move
+    on_flag: str = "lose"  # when a player's time runs out: lose, or default (the middle-most open column is played, a strike)
+
+    @property
+    def time_control(self) -> TimeControl:
+        return time_control(self.clock, self.move_time)
 
 
 @attrs.frozen
@@ -167,7 +212,12 @@ class StrategoConfig:
     pause: bool = True
     allow_illegal: bool = False
     quit_grace: float = 1.0
+    clock: TimeControl | None = _clock()  # the time control of each AI; None = timeout per reply
     state_dir: str = "stratego"  # logs and results (relative to the working directory)
+
+    @property
+    def time_control(self) -> TimeControl:
+        return time_control(self.clock, self.timeout)
 
 
 @attrs.frozen
@@ -256,6 +306,11 @@ def _check(section: str, name: str, value: Any, kind: type) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f"{where} must be a string, not {value!r}")
         return value
+    if kind is TimeControl:
+        try:
+            return timecontrol.parse(value)
+        except timecontrol.TimeControlError as e:
+            raise ConfigError(f"{where}: {e}") from None
     if kind is tuple:
         if isinstance(value, str):
             value = [value]
@@ -292,6 +347,9 @@ def _check_ais(value: Any) -> tuple[AiProgram, ...]:
 
 
 def _kind(cls: type, name: str) -> type:
+    kind = attrs.fields_dict(cls)[name].metadata.get("kind")
+    if kind is not None:
+        return kind
     default = getattr(cls(), name)
     if default is None:  # "None = the shared setting" (a game's grace): a number when given
         return float

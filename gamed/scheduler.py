@@ -1,10 +1,19 @@
-"""The shared turn scheduler: the one place that decides when a turn ends.
+"""The shared turn scheduler: the one place that decides when a turn ends, and every seat's clock.
 
 A game opens a turn for one seat (Kalaha, Combat) or several seats at once (Virtual Fight). Seats
 record actions and say when they have finished; the turn closes when every seat has finished or
-its deadline passes, whichever comes first, and the game then resolves the whole turn as one batch
+its time has run out, whichever comes first, and the game then resolves the whole turn as one batch
 in the ``on_close`` callback. A seat that did not finish in time gets a strike; the strike policy
 decides when strikes put a seat out of the game.
+
+The clocks follow a ``gamed.timecontrol.TimeControl``: a per-move limit, a bank per seat with an
+increment, a separate budget for the setup turn and a cap on the whole game. Each seat of a turn
+has its own deadline (in a simultaneous turn one team may run out while the others play on): the
+least of its move limit and its bank, plus the round trip credited to it (its measured network
+round trip, at most the control's ``lag``), and never later than the game cap. What a seat whose
+flag falls gets is the scheduler's ``FlagPolicy``: it loses, the game plays a default move for it
+(a strike), or it passes (a strike). Every closed turn says, per seat, the time used, the time
+left and the credit, for the prompts, the web pages and the records.
 
 Time comes from an injected ``IReactorTime`` (a ``task.Clock`` in tests). The deadline is a hard
 instant: an action handled at or after it is late, even when the reactor has not yet run the timer
@@ -19,6 +28,8 @@ from typing import Any
 
 import attrs
 from twisted.internet.interfaces import IDelayedCall, IReactorTime
+
+from gamed.timecontrol import FlagPolicy, TimeControl
 
 _DEFAULT: Any = object()
 
@@ -41,23 +52,59 @@ class StrikePolicy:
 
 
 @attrs.define(eq=False)
+class SeatClock:
+    """One seat's clock over a game: its bank and what it has used and been credited."""
+
+    bank: float | None  # seconds left on the bank (None: the control has no bank)
+    used: float = 0.0  # seconds charged over the whole game
+    credited: float = 0.0  # round-trip seconds credited over the whole game
+    flags: int = 0  # turns on which its time ran out
+    setup_done: bool = False
+
+
+@attrs.define(eq=False)
 class Turn:
-    """One turn: who plays it, what they did, and, once closed, who ran out of time."""
+    """One turn: who plays it, what they did, and, once closed, who ran out of time.
+
+    ``deadlines`` holds each seat's hard instant (None: no limit) and ``credit`` the round-trip
+    seconds added to it; once the turn is closed ``used``, ``left`` and ``credited`` say what each
+    seat's clock did (``left``: its bank afterwards, None without a bank).
+    """
 
     number: int
     seats: frozenset[Hashable]
     opened: float
-    deadline: float | None
+    deadline: float | None  # the latest seat deadline: the turn is over by then (None: no limit)
     actions: dict[Hashable, list[Any]] = attrs.field(factory=dict)
     finished: set[Hashable] = attrs.field(factory=set)
     closed: bool = False
-    timed_out: frozenset[Hashable] = frozenset()
+    timed_out: frozenset[Hashable] = frozenset()  # the seats whose flag fell this turn
     struck_out: frozenset[Hashable] = frozenset()
+    setup: bool = False  # the setup turn (placement, a first turn) on its own budget
+    deadlines: dict[Hashable, float | None] = attrs.field(factory=dict)
+    credit: dict[Hashable, float] = attrs.field(factory=dict)
+    used: dict[Hashable, float] = attrs.field(factory=dict)
+    left: dict[Hashable, float | None] = attrs.field(factory=dict)
+    credited: dict[Hashable, float] = attrs.field(factory=dict)
+    flagged: set[Hashable] = attrs.field(factory=set)  # while open: flags fallen so far
+    capped: bool = False  # the game cap ended this turn (and so the game)
+    lost: frozenset[Hashable] = frozenset()  # flag fallen under FlagPolicy.LOSE
+    defaults: frozenset[Hashable] = frozenset()  # flag fallen under DEFAULT: play their default move
+    passes: frozenset[Hashable] = frozenset()  # flag fallen under PASS: they do nothing this turn
 
     @property
     def waiting_for(self) -> frozenset[Hashable]:
         """Seats that have not finished this turn yet."""
         return self.seats - self.finished
+
+    def clock_entry(self, seat: Hashable) -> dict:
+        """What the records keep of ``seat``'s clock this turn (seconds, to the millisecond)."""
+        left = self.left.get(seat)
+        return {
+            "used": round(self.used.get(seat, 0.0), 3),
+            "left": None if left is None else round(left, 3),
+            "credit": round(self.credited.get(seat, 0.0), 3),
+        }
 
 
 class TurnClosed(Exception):
@@ -65,10 +112,14 @@ class TurnClosed(Exception):
 
 
 class TurnScheduler:
-    """Opens turns, collects actions, closes each turn once, and counts timeout strikes.
+    """Opens turns, collects actions, closes each turn once, runs the seats' clocks and counts
+    timeout strikes.
 
     ``on_close(turn)`` is called exactly once per turn, synchronously, from whichever call closes
     it (the last ``finish``, a ``remove``, or the deadline timer). It may open the next turn.
+    ``timeout`` (a per-move limit) is the short form of ``control=TimeControl(move=timeout)``.
+    ``on_flag`` decides what a seat whose time runs out gets: with ``LOSE`` it is struck out at
+    once (whatever the strike policy); with ``DEFAULT`` and ``PASS`` it gets a strike.
     """
 
     def __init__(
@@ -77,51 +128,138 @@ class TurnScheduler:
         on_close: Callable[[Turn], None],
         timeout: float | None = None,
         strikes: StrikePolicy = StrikePolicy(),
+        control: TimeControl | None = None,
+        on_flag: FlagPolicy | None = None,
     ):
         self._clock = clock
         self._on_close = on_close
-        self.timeout = timeout
+        self.control = control if control is not None else TimeControl.per_move(timeout)
+        self.on_flag = on_flag
         self.policy = strikes
         self.strikes: dict[Hashable, int] = {}
+        self.clocks: dict[Hashable, SeatClock] = {}
         self.current: Turn | None = None
         self.turns = 0
+        self.started: float | None = None
         self._timer: IDelayedCall | None = None
+        self._timer_at: float | None = None
         self._removed: set[Hashable] = set()
         self._excused: set[Hashable] = set()
         self._stopped = False
 
-    def open(self, seats: Iterable[Hashable], timeout: float | None = _DEFAULT) -> Turn:
+    @property
+    def timeout(self) -> float | None:
+        """The per-move limit (None: none)."""
+        return self.control.move
+
+    @property
+    def cap_at(self) -> float | None:
+        """The instant the game cap ends the game (None: no cap, or no turn opened yet)."""
+        if self.control.game is None or self.started is None:
+            return None
+        return self.started + self.control.game
+
+    def seat_clock(self, seat: Hashable) -> SeatClock:
+        """``seat``'s clock (made with a full bank when first asked for)."""
+        entry = self.clocks.get(seat)
+        if entry is None:
+            entry = self.clocks[seat] = SeatClock(self.control.bank)
+        return entry
+
+    def open(
+        self,
+        seats: Iterable[Hashable],
+        timeout: float | None = _DEFAULT,
+        setup: bool = False,
+        lag: dict[Hashable, float] | None = None,
+    ) -> Turn:
         """Start the next turn for ``seats`` (seats already removed are left out).
 
-        ``timeout`` overrides the scheduler's default for this turn; None means no deadline.
-        A turn with no seat left closes at once.
+        ``timeout`` overrides the per-move limit for this turn (None: no limit). ``setup`` marks
+        the setup turn, timed by the control's setup budget when it has one (not the bank).
+        ``lag`` gives seats' measured round trips: each is credited up to the control's ``lag``.
+        A turn with no seat left closes at once, and so does one opened after the game cap.
         """
         if self._stopped:
             raise RuntimeError("the scheduler has been stopped")
         if self.current is not None and not self.current.closed:
             raise RuntimeError(f"turn {self.current.number} is still open")
-        limit = self.timeout if timeout is _DEFAULT else timeout
         now = self._clock.seconds()
+        if self.started is None:
+            self.started = now
         self.turns += 1
-        turn = Turn(
-            number=self.turns,
-            seats=frozenset(seats) - self._removed,
-            opened=now,
-            deadline=None if limit is None else now + limit,
-        )
+        turn = Turn(number=self.turns, seats=frozenset(seats) - self._removed, opened=now, deadline=None, setup=setup)
         self.current = turn
+        cap = self.cap_at
+        latest: float | None = now
+        for seat in turn.seats:
+            budget = self._budget(seat, setup, timeout)
+            credit = 0.0
+            if budget is not None and lag:
+                credit = max(0.0, min(float(lag.get(seat, 0.0) or 0.0), self.control.lag))
+            deadline = None if budget is None else now + budget + credit
+            if cap is not None and (deadline is None or deadline > cap):
+                deadline = cap
+            turn.deadlines[seat] = deadline
+            turn.credit[seat] = credit
+            if latest is not None:
+                latest = None if deadline is None else max(latest, deadline)
+        turn.deadline = latest if turn.seats else None
         if not turn.seats:
             self._close(turn)
-        elif limit is not None:
-            self._timer = self._clock.callLater(limit, self._expire, turn)
+        elif cap is not None and now >= cap:
+            self._close(turn, capped=True)
+        else:
+            self._arm(turn)
         return turn
 
-    def remaining(self) -> float | None:
-        """Seconds left in the open turn (None when there is no deadline or no open turn)."""
+    def _budget(self, seat: Hashable, setup: bool, timeout: Any) -> float | None:
+        control = self.control
+        if setup and control.setup is not None:
+            return control.setup
+        move = control.move if timeout is _DEFAULT else timeout
+        bank = self.seat_clock(seat).bank
+        if bank is None:
+            return move
+        return bank if move is None else min(move, bank)
+
+    def remaining(self, seat: Hashable | None = None) -> float | None:
+        """Seconds ``seat`` has left for its move in the open turn (None: no deadline, or no open
+        turn for it). Without ``seat``: until the turn is over for every seat still playing."""
         turn = self.current
-        if turn is None or turn.closed or turn.deadline is None:
+        if turn is None or turn.closed:
             return None
-        return max(0.0, turn.deadline - self._clock.seconds())
+        now = self._clock.seconds()
+        if seat is None:
+            waiting = [turn.deadlines.get(s) for s in turn.waiting_for]
+            if not waiting or None in waiting:
+                return None
+            return max(0.0, max(waiting) - now)  # type: ignore[type-var]
+        if seat not in turn.seats or seat in turn.finished:
+            return None
+        deadline = turn.deadlines.get(seat)
+        return None if deadline is None else max(0.0, deadline - now)
+
+    def clock_left(self, seat: Hashable) -> float | None:
+        """What is left on ``seat``'s bank just now, counting down while its move is open (its
+        credit first); None when the control has no bank."""
+        entry = self.seat_clock(seat)
+        if entry.bank is None:
+            return None
+        turn = self.current
+        if turn is None or turn.closed or seat not in turn.seats or seat in turn.finished:
+            return entry.bank
+        if turn.setup and self.control.setup is not None:
+            return entry.bank
+        spent = max(0.0, self._clock.seconds() - turn.opened - turn.credit.get(seat, 0.0))
+        return max(0.0, entry.bank - spent)
+
+    def running(self) -> frozenset[Hashable]:
+        """The seats whose clocks run now (in the open turn, not finished)."""
+        turn = self.current
+        if turn is None or turn.closed:
+            return frozenset()
+        return turn.waiting_for
 
     def live_turn(self) -> Turn | None:
         """The open turn, or None. A turn whose deadline has passed is closed first (its
@@ -146,6 +284,7 @@ class TurnScheduler:
     def finish(self, seat: Hashable) -> Turn:
         """Mark ``seat`` as done with the open turn; the turn closes when it was the last one."""
         turn = self._turn_for(seat)
+        self._charge(turn, seat)
         self._finish(turn, seat)
         return turn
 
@@ -153,6 +292,7 @@ class TurnScheduler:
         """Record ``action`` and finish ``seat`` in one step (one action per turn games)."""
         turn = self._turn_for(seat)
         turn.actions.setdefault(seat, []).append(action)
+        self._charge(turn, seat)
         self._finish(turn, seat)
         return turn
 
@@ -164,6 +304,7 @@ class TurnScheduler:
         self._removed.add(seat)
         turn = self._live_turn()
         if turn is not None and seat in turn.seats and seat not in turn.finished:
+            self._charge(turn, seat)
             self._finish(turn, seat)
 
     def excuse(self, seat: Hashable, excused: bool = True) -> None:
@@ -188,15 +329,24 @@ class TurnScheduler:
         if turn is None or turn.closed:
             return None
         now = self._clock.seconds()
-        if turn.deadline is not None and now >= turn.deadline:
-            # The deadline has passed but its timer has not run yet: close now, so that the late
+        if self._passed(turn, now):
+            # A deadline has passed but its timer has not run yet: act now, so that the late
             # action is treated exactly as if the timer had come first (it belongs to the next
             # turn, when on_close opened one).
             self._expire(turn)
             turn = self.current
-            if turn is None or turn.closed or (turn.deadline is not None and now >= turn.deadline):
+            if turn is None or turn.closed or self._passed(turn, now):
                 return None
         return turn
+
+    @staticmethod
+    def _passed(turn: Turn, now: float) -> bool:
+        for seat in turn.seats:
+            if seat not in turn.finished:
+                deadline = turn.deadlines.get(seat)
+                if deadline is not None and now >= deadline:
+                    return True
+        return False
 
     def _turn_for(self, seat: Hashable) -> Turn:
         turn = self._live_turn()
@@ -206,22 +356,82 @@ class TurnScheduler:
             raise TurnClosed(f"no open turn for {seat!r}")
         return turn
 
+    def _charge(self, turn: Turn, seat: Hashable, flag: bool = False) -> None:
+        """Account ``seat``'s time for this turn (it finished, left, or its flag fell)."""
+        if seat in turn.used:
+            return
+        entry = self.seat_clock(seat)
+        now = self._clock.seconds()
+        deadline = turn.deadlines.get(seat)
+        if flag and deadline is not None:
+            now = deadline
+        elapsed = max(0.0, now - turn.opened)
+        credit = min(turn.credit.get(seat, 0.0), elapsed)
+        used = elapsed - credit
+        turn.used[seat] = used
+        turn.credited[seat] = credit
+        entry.used += used
+        entry.credited += credit
+        on_setup_budget = turn.setup and self.control.setup is not None
+        if on_setup_budget:
+            entry.setup_done = True
+        elif entry.bank is not None:
+            # A flag that fell on the bank leaves it empty (used == bank); then the increment.
+            entry.bank = max(0.0, entry.bank - used) + self.control.increment
+        turn.left[seat] = entry.bank
+        if flag:
+            entry.flags += 1
+
     def _finish(self, turn: Turn, seat: Hashable) -> None:
         turn.finished.add(seat)
         if not turn.waiting_for:
             self._close(turn)
 
+    def _arm(self, turn: Turn) -> None:
+        """Set the timer for the earliest deadline of a seat still playing."""
+        deadlines = [turn.deadlines.get(s) for s in turn.waiting_for]
+        due = min((d for d in deadlines if d is not None), default=None)
+        if due == self._timer_at and self._timer is not None and self._timer.active():
+            return
+        self._cancel_timer()
+        if due is not None:
+            self._timer_at = due
+            self._timer = self._clock.callLater(max(0.0, due - self._clock.seconds()), self._expire, turn)
+
     def _expire(self, turn: Turn) -> None:
         if turn.closed or turn is not self.current:
             return
-        self._close(turn, timed_out=turn.waiting_for)
+        now = self._clock.seconds()
+        cap = self.cap_at
+        if cap is not None and now >= cap:
+            self._close(turn, capped=True)
+            return
+        for seat in sorted(turn.waiting_for, key=repr):
+            deadline = turn.deadlines.get(seat)
+            if deadline is not None and now >= deadline:
+                self._charge(turn, seat, flag=True)
+                turn.flagged.add(seat)
+                turn.finished.add(seat)
+        if turn.waiting_for:
+            self._arm(turn)
+        else:
+            self._close(turn)
 
-    def _close(self, turn: Turn, timed_out: frozenset[Hashable] = frozenset()) -> None:
+    def _close(self, turn: Turn, capped: bool = False) -> None:
         self._cancel_timer()
+        for seat in turn.waiting_for:
+            if seat not in turn.used:
+                self._charge(turn, seat)
         turn.closed = True
-        turn.timed_out = frozenset(timed_out)
+        turn.capped = capped
+        timed_out = frozenset(turn.flagged)
+        turn.timed_out = timed_out
         out = set()
+        policy = self.on_flag
         for seat in turn.seats - self._removed:
+            if seat in timed_out and policy is FlagPolicy.LOSE:
+                out.add(seat)
+                continue
             if seat in self._excused:
                 continue
             if seat in timed_out:
@@ -230,6 +440,12 @@ class TurnScheduler:
                     out.add(seat)
             elif self.policy.consecutive:
                 self.strikes.pop(seat, None)
+        if policy is FlagPolicy.LOSE:
+            turn.lost = timed_out
+        elif policy is FlagPolicy.DEFAULT:
+            turn.defaults = timed_out - out
+        elif policy is FlagPolicy.PASS:
+            turn.passes = timed_out - out
         turn.struck_out = frozenset(out)
         self._removed |= out
         self._on_close(turn)
@@ -238,3 +454,4 @@ class TurnScheduler:
         if self._timer is not None and self._timer.active():
             self._timer.cancel()
         self._timer = None
+        self._timer_at = None
