@@ -282,13 +282,25 @@ class LiveTable:
     # --- what the game reports -------------------------------------------------------------
 
     def moved(
-        self, seat: int | None, move: str, state: dict, to_move: int | None, clocks: dict | None = None
+        self,
+        seat: int | None,
+        move: str,
+        state: dict,
+        to_move: int | None,
+        clocks: dict | None = None,
+        timing: dict | None = None,
     ) -> None:
-        """One move (or one resolved simultaneous turn) and the spectator state after it."""
+        """One move (or one resolved simultaneous turn) and the spectator state after it.
+
+        ``clocks`` is {seat: seconds left on its clock} after the move; ``timing`` what the move
+        cost each seat that played it ({seat: Turn.clock_entry(...)}: used, left, credit)."""
         if self.result is not None:
             return
         self.turn += 1
-        record = self.hub.records.Move(self.turn, seat, move, round(self.hub.clock.seconds() - self.started, 3), state)
+        record = self.hub.records.Move(
+            self.turn, seat, move, round(self.hub.clock.seconds() - self.started, 3), state,
+            None if not timing else {str(k): v for k, v in timing.items()},
+        )
         if len(self.moves) < self.hub.max_moves:
             self.moves.append(record)
         else:  # an endless game must not grow without bound: keep counting, stop keeping

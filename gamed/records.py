@@ -68,6 +68,9 @@ class Move:
     move: str  # the move in the game's own notation, human readable
     t: float  # seconds since the match started
     state: dict | None = None  # spectator view AFTER this move (JSON-able)
+    # The clocks of this move: {seat: {"used": s, "left": s or None, "credit": s}} for each seat
+    # that played it (gamed.scheduler.Turn.clock_entry); None when the game kept no clock.
+    clock: dict | None = None
 
 
 @attrs.frozen
