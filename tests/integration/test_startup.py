@@ -190,3 +190,20 @@ async def test_one_ready_line_names_every_port_with_its_bound_number(start_daemo
     client = await endpoints.connectProtocol(endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", ports["kalaha"]), LineClient())
     assert (await client.next_line()).startswith("HELLO KALAHA/1 ")
     client.transport.loseConnection()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_malformed_time_control_stops_start_up_with_one_line_naming_the_setting(tmp_path):
+    for text, message in (
+        ('[kalaha]\nclock = "5m+"\n', "kalaha.clock: the increment is missing"),
+        ('[fight]\nclock = "0+0"\n', "fight.clock: a bank of zero needs an increment"),
+        ('[combat]\nclock = "25h"\n', "combat.clock: the move limit '25h' is longer than a day"),
+        ('[connect4]\nclock = "-1s"\n', "connect4.clock: the move limit '-1s' is not a duration"),
+    ):
+        path = tmp_path / "bad.conf"
+        path.write_text(text)
+        code, out = await run(["--nodaemon", "--pidfile=", "gamed", "--config", str(path)])
+        assert code == 1, out
+        lines = [line for line in out.splitlines() if message in line]
+        assert len(lines) == 1, out
+        assert "Traceback" not in out
