@@ -74,7 +74,7 @@ class KalahaConfig:
     strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
     clock: TimeControl | None = _clock()  # the time control; None = move_time per move
-    on_flag: str = "lose"  # when a player's time runs out: lose, or default (the lowest pit is played, a strike)
+    on_flag: str = "lose"  # when a player's time runs out: lose (the only policy Kalaha has so far)
 
     @property
     def time_control(self) -> TimeControl:

@@ -22,8 +22,10 @@ from zope.interface import Attribute, Interface, implementer
 from gamed.identity import Identity
 from gamed.kalaha import ai, rules
 from gamed.kalaha.rules import A, B, SIDES, Move, Outcome, Position, Reason, other
+from gamed.roundtrip import round_trip
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.seats import ISeatGame, Seat, SeatBook
+from gamed.timecontrol import TimeControl
 
 
 class IKalahaPlayer(Interface):
@@ -72,6 +74,7 @@ class KalahaGame:
         on_end: Callable[[KalahaGame, Outcome], None] = lambda game, outcome: None,
         on_move: Callable[[KalahaGame, Move], None] | None = None,
         seats: SeatBook | None = None,
+        control: TimeControl | None = None,
     ):
         self.id = game_id
         self.book = seats if seats is not None else SeatBook(clock, 0)
@@ -96,9 +99,12 @@ class KalahaGame:
         self._on_move = on_move
         self.clock = clock
         self.started_at = clock.seconds()
-        self.move_time = move_time or None
+        # The time control (gamed.timecontrol): ``move_time`` is the short form of a per-move limit.
+        self.control = control if control is not None else TimeControl.per_move(move_time)
+        self.move_time = self.control.move
+        self.timing: dict[int, dict] = {}  # the last move's clock (used, left, credit), for the records
         # Kalaha allows no pass, so the first timeout ends the game (one strike): it loses.
-        self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
+        self._turns = TurnScheduler(clock, self._turn_closed, strikes=StrikePolicy(limit=1), control=self.control)
 
     def player(self, side: str) -> IKalahaPlayer | None:
         """Who plays ``side`` now: its connection, the program, or None while the seat is away."""
@@ -175,7 +181,7 @@ class KalahaGame:
     def ask_again(self, player: IKalahaPlayer) -> None:
         """After a refused line: prompt ``player`` again if it is its move (the clock runs on)."""
         if not self.over and self.side_of(player) == self.position.to_move:
-            player.your_move(self, self._turns.remaining())
+            player.your_move(self, self._turns.remaining(self.position.to_move))
 
     def resign(self, player: IKalahaPlayer) -> None:
         if not self.over:
@@ -199,6 +205,22 @@ class KalahaGame:
     def remaining(self) -> float | None:
         return self._turns.remaining()
 
+    def clock_left(self, side: str) -> float | None:
+        """What is left on ``side``'s bank now (None without a bank)."""
+        return self._turns.clock_left(side)
+
+    def clocks(self) -> dict[int, float | None]:
+        """Every seat's clock for spectators: its bank, or the move time of the side to move."""
+        out: dict[int, float | None] = {}
+        for number, side in enumerate(SIDES):
+            left = self._turns.clock_left(side)
+            if left is None and side == self.position.to_move and not self.over:
+                left = self._turns.remaining(side)
+                if left is None and not self._turns.is_open_for(side):
+                    left = self.move_time
+            out[number] = left
+        return out
+
     # --- ISeatGame: seats that come and go -----------------------------------------------------
 
     def seat_away(self, seat: Seat) -> None:
@@ -213,7 +235,7 @@ class KalahaGame:
         holder = seat.holder
         holder.game_resumed(self, side)
         if not self.over and side == self.position.to_move and self._turns.is_open_for(side):
-            holder.your_move(self, self._turns.remaining())
+            holder.your_move(self, self._turns.remaining(side))
         for other_side, player in self._present():
             if other_side != side:
                 player.seat_back(self, side)
@@ -231,18 +253,25 @@ class KalahaGame:
 
     def _open_turn(self) -> None:
         side = self.position.to_move
-        self._turns.open([side])
+        holder = self.seats[side].holder if side not in self._programs else None
+        transport = getattr(holder, "transport", None)
+        lag = {side: round_trip(transport)} if transport is not None else None
+        self._turns.open([side], lag=lag)
         player = self.player(side)
         if player is not None:  # an away player's clock runs on; it is asked when it is back
-            player.your_move(self, self._turns.remaining())
+            player.your_move(self, self._turns.remaining(side))
 
     def _turn_closed(self, turn: Turn) -> None:
         if self.over:
             return
         side = next(iter(turn.seats))
+        if turn.capped:  # the game has lasted as long as its time control allows: a draw
+            self._end(Reason.TIMEOUT, winner=None, culprit=None)
+            return
         if turn.timed_out:  # a loss for the player out of time, as in every game of gamed
             self._end(Reason.TIMEOUT, winner=other(side), culprit=side)
             return
+        self.timing = {SIDES.index(side): turn.clock_entry(side)}
         move: Move = turn.actions[side][-1]
         self.position = move.position
         self.moves.append(move)

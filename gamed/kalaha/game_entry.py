@@ -12,8 +12,12 @@ FIRST_CHOICES = ("arrival", "alternate", "random")
 def _validate(k: Any) -> None:
     from gamed.config import ConfigError
 
+    from gamed.config import flag_policy
+    from gamed.timecontrol import FlagPolicy
+
     if k.first not in FIRST_CHOICES:
         raise ConfigError(f"kalaha.first must be one of {', '.join(FIRST_CHOICES)}, not {k.first!r}")
+    flag_policy("kalaha", k.on_flag, (FlagPolicy.LOSE,))
 
 
 def _stones(final_state: Any) -> list[float] | None:
@@ -50,6 +54,7 @@ GAME = Game(
     ),
     options=(
         GameOption("kalaha-move-time", "move_time", "Seconds per Kalaha move (running out loses), 0 = no limit [default: {default:g}]"),
+        GameOption("kalaha-clock", "clock", "Kalaha's time control (docs/clocks.md: 60s, 5m+2s, 5m+2s,move=30s,game=1h); unset = --kalaha-move-time per move"),
         GameOption("kalaha-strikes", "strikes", "Protocol errors that lose a Kalaha game (connections with drawings off; people too with strike_people in the config), 0 = never [default: {default}]"),
         GameOption("kalaha-first", "first", "Who plays A and moves first: arrival, alternate or random [default: arrival]"),
         GameOption("kalaha-pair-delay", "pair_delay", "Seconds a new Kalaha connection has to choose a table before it is paired [default: {default:g}]"),

@@ -106,6 +106,7 @@ class KalahaService(GameService):
             players,
             self.clock,
             move_time=self.config.move_time,
+            control=self.config.time_control,
             strikes=self.config.strikes,
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,
@@ -134,6 +135,8 @@ class KalahaService(GameService):
     def _open_table(self, game: KalahaGame) -> LiveTable:
         seats = [record_seat(game.seats[A]), record_seat(game.seats[B])]
         options = {"pits": rules.PITS_PER_SIDE, "stones": rules.STONES_PER_PIT, "move_time": game.move_time}
+        if not game.control.plain:
+            options["clock"] = game.control.notation()
         return self.hub.open("kalaha", seats, options, rules.spectator_state(game.position), self._clocks(game, A))
 
     def _moved(self, game: KalahaGame, move: Move) -> None:
@@ -148,12 +151,18 @@ class KalahaService(GameService):
             rules.spectator_state(position),
             to_move,
             None if to_move is None else self._clocks(game, position.to_move),
+            timing=game.timing,
         )
 
     @staticmethod
     def _clocks(game: KalahaGame, side: str) -> dict:
-        # The side to move has the whole move time ahead of it (the turn is opened right after).
-        return {seat: (game.move_time if s == side else None) for seat, s in enumerate(rules.SIDES)}
+        # Each side's bank; without one, the side to move has its whole move time ahead of it
+        # (its turn is opened right after this).
+        out = {}
+        for seat, s in enumerate(rules.SIDES):
+            left = game.clock_left(s)
+            out[seat] = left if left is not None or not game.control.plain else (game.move_time if s == side else None)
+        return out
 
     # --- service ---------------------------------------------------------------------------
 

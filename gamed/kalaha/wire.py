@@ -10,6 +10,7 @@ import enum
 import re
 
 from gamed import __version__, textwire
+from gamed.timecontrol import TimeControl, format_duration, seconds_field
 from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
 
 # Shared with the other text command protocols (gamed.textwire).
@@ -94,6 +95,17 @@ def turn(pos: Position, names: dict[str, str]) -> str:
     return f"TURN {pos.to_move} {names[pos.to_move]}"
 
 
+def clock(budget: float | None, lefts: dict[str, float | None]) -> str:
+    """``CLOCK <this move> A=<left> B=<left>``: the seconds the prompted player has for this move
+    (to the millisecond), then each side's bank (``-`` without a bank)."""
+    return " ".join(["CLOCK", seconds_field(budget)] + [f"{side}={seconds_field(left)}" for side, left in lefts.items()])
+
+
+def time_control(control: TimeControl) -> str:
+    """``TIMECONTROL <notation>``: the game's time control (docs/clocks.md)."""
+    return f"TIMECONTROL {control.notation()}"
+
+
 def your_move(pos: Position, seconds_left: float | None) -> str:
     """The move prompt: whole seconds left and the pits the player may sow."""
     return f"YOURMOVE {seconds(seconds_left)} {legal_pits(pos)}"
@@ -104,7 +116,7 @@ def game_over(
     me: str,
     names: dict[str, str],
     strike_limit: int,
-    move_time: float | None,
+    control: TimeControl,
     grace: float | None = None,
 ) -> list[str]:
     """The last lines a player receives: ``SCORE``, then ``RESULT`` or ``ABORT``, then ``BYE``.
@@ -125,8 +137,12 @@ def game_over(
             text = f"{who} resigned"
         elif reason is Reason.STRIKES:
             text = f"{who} made {strike_limit} protocol errors"
+        elif reason is Reason.TIMEOUT and outcome.culprit is None:
+            text = f"the game reached its time cap ({format_duration(control.game or 0)})"
+        elif reason is Reason.TIMEOUT and control.plain:
+            text = f"{who} did not move within {seconds(control.move)} s"
         elif reason is Reason.TIMEOUT:
-            text = f"{who} did not move within {seconds(move_time)} s"
+            text = f"{who} ran out of time ({control.notation()})"
         elif reason is Reason.FORFEIT:
             text = f"{who} did not come back within {seconds(grace)} s" if grace else f"{who} left the game"
         else:
@@ -149,10 +165,19 @@ ACCOUNT_COMMANDS = (
 )
 
 
+# ``HELP CLOCKS``: the clock commands (docs/clocks.md), apart for the same reason.
+CLOCK_COMMANDS = (
+    ("CLOCKS", "ON|OFF", "CLOCK lines before every YOURMOVE (on by default when the game's time control has a bank)"),
+)
+
+
 def help_lines(topic: str | None = None) -> list[str]:
-    """``HELP`` (every game command) or ``HELP ACCOUNTS`` (logging in and coming back)."""
+    """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) or ``HELP
+    CLOCKS``."""
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 16)
+    if topic is not None and topic.upper() == "CLOCKS":
+        return textwire.help_lines(CLOCK_COMMANDS, 16)
     return textwire.help_lines(COMMANDS, 16)
 
 

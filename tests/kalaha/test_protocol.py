@@ -122,7 +122,10 @@ def test_help_lists_every_command(service):
     a.send("HELP ACCOUNTS")
     accounts = [line.split()[1] for line in a.read()[:-1]]
     assert accounts == ["LOGIN", "RESUME", "TOKEN"]
-    assert sorted(commands + accounts) == sorted(type(a.player)._COMMANDS), "every command is listed once"
+    a.send("HELP CLOCKS")
+    clocks = [line.split()[1] for line in a.read()[:-1]]
+    assert clocks == ["CLOCKS"]
+    assert sorted(commands + accounts + clocks) == sorted(type(a.player)._COMMANDS), "every command is listed once"
 
 
 def test_levels_lists_the_computer_levels(service):
