@@ -44,6 +44,15 @@ def flag_policy(section: str, value: str, allowed: tuple[timecontrol.FlagPolicy,
         raise ConfigError(f"{section}.on_flag {e}") from None
 
 
+def per_move_only(section: str, control: TimeControl | None) -> None:
+    """For a game whose protocol does not run banks yet: only a per-move limit (or none)."""
+    if control is not None and not control.plain:
+        raise ConfigError(
+            f"{section}.clock: {control.notation()!r}: {section} takes a per-move limit only so far (e.g. 60s); "
+            "banks, setup budgets and game caps run in Kalaha"
+        )
+
+
 @attrs.frozen
 class Limits:
     """Connection policies applied to every game port."""
@@ -105,7 +114,7 @@ class FightConfig:
     gui_idle_timeout: float = 600.0
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
     clock: TimeControl | None = _clock()  # the time control; None = turn_time per turn
-    on_flag: str = "pass"  # when a team's time runs out: pass (the original rule: its turn is empty, a strike) or lose
+    on_flag: str = "pass"  # when a team's time runs out: pass (the original rule: its turn is empty, a strike)
 
     @property
     def time_control(self) -> TimeControl:
@@ -161,7 +170,7 @@ class Connect4Config:
     match_games: int = 100  # the most games one MATCH command may ask for
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
     clock: TimeControl | None = _clock()  # the time control of people's tables; None = move_time per move
-    on_flag: str = "lose"  # when a player's time runs out: lose, or default (the middle-most open column is played, a strike)
+    on_flag: str = "lose"  # when a player's time runs out: lose
 
     @property
     def time_control(self) -> TimeControl:

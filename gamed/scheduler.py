@@ -83,6 +83,7 @@ class Turn:
     setup: bool = False  # the setup turn (placement, a first turn) on its own budget
     deadlines: dict[Hashable, float | None] = attrs.field(factory=dict)
     credit: dict[Hashable, float] = attrs.field(factory=dict)
+    shown: dict[Hashable, float | None] = attrs.field(factory=dict)  # the deadline a player is told: no credit
     used: dict[Hashable, float] = attrs.field(factory=dict)
     left: dict[Hashable, float | None] = attrs.field(factory=dict)
     credited: dict[Hashable, float] = attrs.field(factory=dict)
@@ -202,6 +203,7 @@ class TurnScheduler:
                 deadline = cap
             turn.deadlines[seat] = deadline
             turn.credit[seat] = credit
+            turn.shown[seat] = None if deadline is None else min(deadline, now + budget)  # type: ignore[operator]
             if latest is not None:
                 latest = None if deadline is None else max(latest, deadline)
         turn.deadline = latest if turn.seats else None
@@ -224,20 +226,21 @@ class TurnScheduler:
         return bank if move is None else min(move, bank)
 
     def remaining(self, seat: Hashable | None = None) -> float | None:
-        """Seconds ``seat`` has left for its move in the open turn (None: no deadline, or no open
-        turn for it). Without ``seat``: until the turn is over for every seat still playing."""
+        """Seconds ``seat`` has left for its move in the open turn, as the player is told: without
+        the round trip credited to it (None: no deadline, or no open turn for it). Without
+        ``seat``: until the turn is over for every seat still playing."""
         turn = self.current
         if turn is None or turn.closed:
             return None
         now = self._clock.seconds()
         if seat is None:
-            waiting = [turn.deadlines.get(s) for s in turn.waiting_for]
+            waiting = [turn.shown.get(s) for s in turn.waiting_for]
             if not waiting or None in waiting:
                 return None
             return max(0.0, max(waiting) - now)  # type: ignore[type-var]
         if seat not in turn.seats or seat in turn.finished:
             return None
-        deadline = turn.deadlines.get(seat)
+        deadline = turn.shown.get(seat)
         return None if deadline is None else max(0.0, deadline - now)
 
     def clock_left(self, seat: Hashable) -> float | None:

@@ -162,8 +162,10 @@ def test_lose_policy_puts_out_even_an_excused_seat():
 
 def test_the_round_trip_is_credited_and_not_charged():
     clock, closed, s = make("10s+0,lag=100ms")
-    s.open(["A"], lag={"A": 0.04})
-    assert s.remaining("A") == pytest.approx(10.04)
+    turn = s.open(["A"], lag={"A": 0.04})
+    # the player is told its own 10 s; the hard instant is 40 ms later
+    assert s.remaining("A") == pytest.approx(10.0)
+    assert turn.deadlines["A"] == pytest.approx(10.04)
     clock.advance(2)
     s.submit("A", "m")
     entry = closed[0].clock_entry("A")
@@ -174,8 +176,10 @@ def test_the_round_trip_is_credited_and_not_charged():
 def test_a_round_trip_larger_than_the_cap_is_credited_only_up_to_the_cap():
     clock, closed, s = make("5s,lag=100ms")
     s.open(["A"], lag={"A": 0.8})
-    assert s.remaining("A") == pytest.approx(5.1)
-    clock.advance(5.1)
+    assert s.remaining("A") == pytest.approx(5.0)
+    clock.advance(5.09)
+    assert closed == []
+    clock.advance(0.01)
     turn = closed[0]
     assert turn.timed_out == {"A"}
     assert turn.clock_entry("A") == {"used": 5.0, "left": None, "credit": 0.1}

@@ -11,7 +11,11 @@ REJOIN_CHOICES = ("address", "anyone")  # [combat] rejoin: who may take an away 
 
 
 def _validate(combat: Any) -> None:
-    from gamed.config import ConfigError
+    from gamed.config import ConfigError, flag_policy, per_move_only
+    from gamed.timecontrol import FlagPolicy
+
+    per_move_only("combat", combat.clock)
+    flag_policy("combat", combat.on_flag, (FlagPolicy.LOSE,))
 
     if not 2 <= combat.seats <= 15:
         raise ConfigError(f"combat.seats must be 2 to 15, not {combat.seats}")
@@ -53,6 +57,7 @@ GAME = Game(
     options=(
         GameOption("combat-seats", "seats", "Seats per GGZ Combat table, 2 to 15 [default: {default}]"),
         GameOption("combat-move-time", "move_time", "Seconds per Combat move, 0 = no limit [default: {default:g}]"),
+        GameOption("combat-clock", "clock", "Combat's time control (docs/clocks.md); a per-move limit only so far (60s); unset = --combat-move-time"),
         GameOption("combat-rejoin-grace", "rejoin_grace", "Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: the [players] grace]"),
         GameOption("combat-records", "records", "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"),
     ),

@@ -103,6 +103,11 @@ class _Table:
 class CombatService(GameService):
     """Seats Combat connections at tables and relays their messages; runs the move clocks."""
 
+    @property
+    def _move_time(self) -> float:
+        """Seconds per move of the time control (a per-move limit: gamed.config checks it); 0 = none."""
+        return self.config.time_control.move or 0
+
     _log = Logger()
     name = "combat"
 
@@ -448,7 +453,7 @@ class CombatService(GameService):
     def _tick(self, entry: _Table) -> None:
         """Keep one open scheduler turn for the seat to move while the table plays."""
         table = entry.table
-        if not self.config.move_time:
+        if not self._move_time:
             return
         if table.state is not State.PLAYING:
             if entry.clock is not None:
@@ -457,7 +462,7 @@ class CombatService(GameService):
             return
         if entry.clock is None:
             entry.clock = TurnScheduler(
-                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), self.config.move_time, StrikePolicy(limit=0)
+                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), self._move_time, StrikePolicy(limit=0)
             )
         turn = entry.clock.live_turn()  # a passed deadline forfeits first (and may end the game)
         if entry.clock is None or table.state is not State.PLAYING:
@@ -472,7 +477,7 @@ class CombatService(GameService):
 
     def _turn_closed(self, entry: _Table, turn: Turn) -> None:
         for seat in turn.timed_out:
-            self._forfeit(entry, seat, TIMEOUT, f"ran out of its move time of {self.config.move_time:g} s")
+            self._forfeit(entry, seat, TIMEOUT, f"ran out of its move time of {self._move_time:g} s")
 
     def _forfeit(self, entry: _Table, seat: int, why: str, detail: str) -> None:
         """``seat`` loses (``why``: TIMEOUT or FORFEIT; ``detail``: what it did, in words). With two
@@ -549,7 +554,7 @@ class CombatService(GameService):
             "options": int(options.options),
             "flags": [flag.name for flag in rules.Opt if flag and flag in options.options],
             "army": list(options.army),
-            "move_time": self.config.move_time,
+            "move_time": self._move_time,
         }
         if entry.name is not None and not entry.name.startswith(" "):
             info["table"] = entry.name
@@ -570,10 +575,10 @@ class CombatService(GameService):
         )
 
     def _clocks(self, entry: _Table) -> dict | None:
-        if not self.config.move_time:
+        if not self._move_time:
             return None
         turn = entry.table.turn
-        return {seat: (self.config.move_time if seat == turn else None) for seat in range(entry.table.number)}
+        return {seat: (self._move_time if seat == turn else None) for seat in range(entry.table.number)}
 
     def _finish_live(self, entry: _Table, aborted: bool) -> None:
         """The end for the hub: 1 for the winner, 0 for the others (a seat that ran out of time or

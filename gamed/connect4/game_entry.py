@@ -9,7 +9,11 @@ from gamed.registry import Game, GameContext, GameOption, GamePort
 
 
 def _validate(c4: Any) -> None:
-    from gamed.config import ConfigError
+    from gamed.config import ConfigError, flag_policy, per_move_only
+    from gamed.timecontrol import FlagPolicy
+
+    per_move_only("connect4", c4.clock)
+    flag_policy("connect4", c4.on_flag, (FlagPolicy.LOSE,))
 
     if not (4 <= c4.width <= 16 and 4 <= c4.height <= 16):
         raise ConfigError(f"connect4.width and connect4.height must be 4 to 16, not {c4.width}x{c4.height}")
@@ -49,6 +53,7 @@ GAME = Game(
     ),
     options=(
         GameOption("connect4-move-time", "move_time", "Seconds per Connect Four move of a player, 0 = no limit [default: {default:g}]"),
+        GameOption("connect4-clock", "clock", "Connect Four's time control (docs/clocks.md); a per-move limit only so far (60s); unset = --connect4-move-time"),
         GameOption("connect4-engines", "engines_dir", "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"),
         GameOption("connect4-engine-time", "engine_time", "Seconds a Connect Four engine may think per move [default: {default:g}]"),
     ),

@@ -411,7 +411,7 @@ class Connect4Service(GameService):
             next(self._ids),
             board,
             self.clock,
-            move_time=self.config.move_time,
+            move_time=self.config.time_control.move,
             strikes=self.config.strikes,
             grace=self.seats.grace,
             on_end=self._ended,

@@ -112,7 +112,7 @@ class FightService(GameService):
             self.map,
             self.clock,
             self.batch,
-            turn_time=c.turn_time,
+            turn_time=c.time_control.move,
             max_turns=c.max_turns,
             strikes=c.strikes,
             max_lines=c.max_lines,
@@ -156,7 +156,7 @@ class FightService(GameService):
         options = {
             "map": self.map.name,
             "teams": len(game.players),
-            "turn_time": c.turn_time,
+            "turn_time": c.time_control.move or 0,
             "max_turns": c.max_turns,
             "lag": c.gui_lag,
         }

@@ -8,7 +8,9 @@ from gamed.registry import Game, GameContext
 
 
 def _validate(st: Any) -> None:
-    from gamed.config import ConfigError
+    from gamed.config import ConfigError, per_move_only
+
+    per_move_only("stratego", st.clock)
 
     if st.rounds and len(st.ai) < 2:
         raise ConfigError("stratego.rounds needs at least two AI programs in [stratego.ai.<name>]")

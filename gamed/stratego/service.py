@@ -42,7 +42,7 @@ def match_options(config: StrategoConfig) -> MatchOptions:
     """The referee options of the daemon's matches."""
     return MatchOptions(
         max_turns=config.max_turns,
-        timeout=config.timeout or None,
+        timeout=config.time_control.move,
         allow_illegal=config.allow_illegal,
         pause=config.pause,
         quit_grace=config.quit_grace,
@@ -86,7 +86,7 @@ def identity(config: StrategoConfig, ais: list[AiProgram], rounds: int) -> dict:
         "games": config.games,
         "match": {
             "max_turns": config.max_turns,
-            "timeout": config.timeout,
+            "timeout": config.time_control.move or 0,
             "pause": config.pause,
             "allow_illegal": config.allow_illegal,
         },
@@ -332,7 +332,7 @@ class StrategoService(GameService):
             "round": round_no,
             "game": game,
             "max_turns": self.config.max_turns,
-            "timeout": self.config.timeout or None,
+            "timeout": self.config.time_control.move,
             "allow_illegal": self.config.allow_illegal,
         }
         return self.hub.open("stratego", seats, options, referee.spectator_state(), self._clocks(0))
@@ -350,7 +350,7 @@ class StrategoService(GameService):
             self._log.failure("stratego: the live table could not take a move")
 
     def _clocks(self, side: int) -> dict | None:
-        timeout = self.config.timeout or None
+        timeout = self.config.time_control.move
         return None if timeout is None else {s: (timeout if s == side else None) for s in (0, 1)}
 
     def _finish_table(self, live, referee, result, red, blue, round_no, game, log_text: str) -> None:

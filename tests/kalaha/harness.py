@@ -17,15 +17,18 @@ __all__ = ["Client", "finish_all", "greeted", "logged_in", "make_service", "pair
 
 
 def make_service(
-    clock: Clock | None = None, seed: int = 7, accounts=None, hub=None, guests: bool = True, **settings
+    clock: Clock | None = None, seed: int = 7, accounts=None, hub=None, guests: bool = True, time_control=None,
+    **settings
 ) -> KalahaService:
     """A KalahaService on a Clock; keyword arguments set KalahaConfig or Limits fields (``grace``
-    is the game's own grace). ``accounts`` (a MemoryAccounts) are the daemon's accounts;
+    is the game's own grace; ``time_control`` its ``clock`` setting). ``accounts`` (a MemoryAccounts) are the daemon's accounts;
     ``guests`` its ``[players] guests``."""
     clock = clock or Clock()
     limit_names = {a.name for a in attrs.fields(Limits)}
     kalaha = {k: v for k, v in settings.items() if k not in limit_names}
     limits = {k: v for k, v in settings.items() if k in limit_names}
+    if time_control is not None:  # [kalaha] clock (``clock`` is the reactor clock here)
+        kalaha["clock"] = time_control
     kalaha.setdefault("pair_delay", 0)
     kalaha.setdefault("board", False)
     players = Players(PlayersConfig(guests=guests), accounts, clock)
