@@ -53,6 +53,12 @@ def per_move_only(section: str, control: TimeControl | None) -> None:
         )
 
 
+def no_setup(section: str, control: TimeControl | None) -> None:
+    """For a game without a setup phase: a ``setup=`` budget is a mistake, not ignored."""
+    if control is not None and control.setup is not None:
+        raise ConfigError(f"{section}.clock: {control.notation()!r}: {section} has no setup phase (drop setup=)")
+
+
 @attrs.frozen
 class Limits:
     """Connection policies applied to every game port."""

@@ -425,6 +425,21 @@ class CommandProtocol(TextLineProtocol):
     def _help(self, args: list[str]) -> None:
         self.send_lines(self.wire.help_lines(args[0] if args else None))
 
+    # The clock lines (docs/clocks.md): ``CLOCKS ON|OFF`` switches them; by default a connection
+    # gets them when its game's time control is more than a per-move limit.
+    clocks_on: bool | None = None
+
+    def _clocks(self, args: list[str]) -> None:
+        switch = args[0].upper() if len(args) == 1 else ""
+        if switch not in ("ON", "OFF"):
+            raise ParseError(self.wire.Code.BAD_ARGUMENTS, "usage: CLOCKS ON|OFF")
+        self.clocks_on = switch == "ON"
+        self.send_lines([f"OK CLOCKS {switch}"])
+
+    def clock_lines(self, control: Any) -> bool:
+        """Whether this connection gets ``TIMECONTROL`` and ``CLOCK`` lines in a game of ``control``."""
+        return self.clocks_on if self.clocks_on is not None else not control.plain
+
     def _ping(self, args: list[str]) -> None:
         self.send_lines(["PONG"])
 

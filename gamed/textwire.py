@@ -1,13 +1,16 @@
 """What the text command protocols (Kalaha, Connect Four) write alike, as pure functions: ``ERROR
-<code> <text>`` lines, the refusal of a connection, the ``HELP`` list, whole seconds, and the
-``ParseError`` a command's parser raises. Each game's ``wire`` module has its own codes and words."""
+<code> <text>`` lines, the refusal of a connection, the ``HELP`` list, whole seconds, the clock
+lines (``TIMECONTROL``, ``CLOCK``), and the ``ParseError`` a command's parser raises. Each game's
+``wire`` module has its own codes and words."""
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 from gamed.identity import Refusal
+from gamed.timecontrol import TimeControl, TimeControlError, parse, seconds_field
 
 # ``ERROR <code>`` of a refused login, name or resume, the same in every text protocol
 # (docs/protocols/accounts.md).
@@ -43,6 +46,44 @@ def split_command(text: str, bare_move: re.Pattern) -> tuple[str, list[str]]:
     if len(words) == 1 and bare_move.match(words[0]):
         return "MOVE", words
     return words[0].upper(), words[1:]
+
+
+def clock(budget: float | None, lefts: Iterable[tuple[object, float | None]]) -> str:
+    """``CLOCK <this move> <seat>=<left> ...``: the seconds the prompted player has for this move
+    (to the millisecond), then each seat's bank (``-`` without a bank) (docs/clocks.md)."""
+    return " ".join(["CLOCK", seconds_field(budget)] + [f"{seat}={seconds_field(left)}" for seat, left in lefts])
+
+
+def time_control(control: TimeControl) -> str:
+    """``TIMECONTROL <notation>``: the game's time control (docs/clocks.md)."""
+    return f"TIMECONTROL {control.notation()}"
+
+
+# ``HELP CLOCKS``: the clock commands, the same in every text protocol.
+CLOCK_COMMANDS = (
+    ("CLOCKS", "ON|OFF", "CLOCK lines before every YOURMOVE (on by default when the game's time control has a bank)"),
+)
+
+
+def parse_clock(text: str, code: int) -> TimeControl:
+    """A time control a player asks for (``TABLE ... CLOCK 5m+2s``); ``ParseError(code)`` when it
+    is malformed or out of bounds."""
+    try:
+        return parse(text)
+    except TimeControlError as e:
+        raise ParseError(code, f"bad time control: {e}") from None
+
+
+def take_clock(args: list[str], code: int, usage: str) -> tuple[list[str], TimeControl | None]:
+    """Split ``CLOCK <time control>`` off a command's arguments (``TABLE blitz CLOCK 3m+2s``):
+    the other arguments and the control (None when not asked for)."""
+    upper = [a.upper() for a in args]
+    if "CLOCK" not in upper:
+        return args, None
+    i = upper.index("CLOCK")
+    if i + 1 >= len(args) or "CLOCK" in upper[i + 1:]:
+        raise ParseError(code, usage)
+    return args[:i] + args[i + 2:], parse_clock(args[i + 1], code)
 
 
 def refused(error) -> str:

@@ -20,8 +20,10 @@ from zope.interface import implementer
 from gamed.connect4 import wire
 from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, Reason
+from gamed.roundtrip import round_trip
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.seats import ISeatGame, Seat
+from gamed.timecontrol import TimeControl
 
 
 class GameError(Exception):
@@ -58,6 +60,7 @@ class Connect4Game:
         grace: float | None = None,
         on_end: Callable[[Connect4Game], None] = lambda game: None,
         on_move: Callable[[Connect4Game, int, int, int], None] | None = None,
+        control: TimeControl | None = None,
     ):
         self.id = game_id
         self.seats: dict[int, Seat] = {}
@@ -66,7 +69,10 @@ class Connect4Game:
         self.board = board
         self.opening = len(board.moves)  # stones on the board when the game started
         self.clock = clock
-        self.move_time = move_time or None
+        # The time control (gamed.timecontrol): ``move_time`` is the short form of a per-move limit.
+        self.control = control if control is not None else TimeControl.per_move(move_time)
+        self.move_time = self.control.move
+        self.timing: dict[int, dict] = {}  # the last move's clock (used, left, credit), for the records
         self.strike_limit = strikes
         self.grace = grace  # how long an away seat is kept (for the words of a forfeit)
         self.strikes = {0: 0, 1: 0}
@@ -77,7 +83,7 @@ class Connect4Game:
         self._on_end = on_end
         self._on_move = on_move
         self._away: set[int] = set()  # the seats it was told are away
-        self._turns = TurnScheduler(clock, self._turn_closed, self.move_time, StrikePolicy(limit=1))
+        self._turns = TurnScheduler(clock, self._turn_closed, strikes=StrikePolicy(limit=1), control=self.control)
 
     def sit(self, seat: Seat, engine: EnginePlayer | None = None) -> None:
         """Put ``seat`` (its ``number`` is the player, 0 or 1) in the game; ``engine`` plays it
@@ -123,6 +129,10 @@ class Connect4Game:
     def remaining(self) -> float | None:
         return self._turns.remaining()
 
+    def clock_left(self, p: int) -> float | None:
+        """What is left on player ``p``'s bank now (None without a bank)."""
+        return self._turns.clock_left(p)
+
     def start(self) -> None:
         self._log.info("connect4 game {game} started: {a} vs {b}", game=self.id, a=self.names[0], b=self.names[1])
         for p, player in self._present():
@@ -164,7 +174,7 @@ class Connect4Game:
         p = self.player_of(seat)
         player = self.agent(p)
         if not self.over and p == self.board.to_move and player is not None:
-            player.your_move(self, self._turns.remaining())
+            player.your_move(self, self._turns.remaining(p))
 
     def resign(self, seat: object) -> None:
         if not self.over:
@@ -195,7 +205,7 @@ class Connect4Game:
         self._away_changed(seat, False)
         seat.holder.game_resumed(self, p)
         if p == self.board.to_move and self._turns.is_open_for(p):
-            seat.holder.your_move(self, self._turns.remaining())
+            seat.holder.your_move(self, self._turns.remaining(p))
         for _, player in self._present(but=p):
             player.opponent_back(self, p)
 
@@ -219,18 +229,23 @@ class Connect4Game:
 
     def _open_turn(self) -> None:
         p = self.board.to_move
-        self._turns.open([p])
+        transport = getattr(self.seats[p].holder, "transport", None) if p not in self.engines else None
+        self._turns.open([p], lag=None if transport is None else {p: round_trip(transport)})
         player = self.agent(p)
         if player is not None:
-            player.your_move(self, self._turns.remaining())
+            player.your_move(self, self._turns.remaining(p))
 
     def _turn_closed(self, turn: Turn) -> None:
         if self.over:
             return
         p = next(iter(turn.seats))
+        if turn.capped:  # the game has lasted as long as its time control allows: a draw
+            self._end(Reason.TIMEOUT, winner=None, culprit=None)
+            return
         if turn.timed_out:
             self._end(Reason.TIMEOUT, winner=other(p), culprit=p)
             return
+        self.timing = {p: turn.clock_entry(p)}
         column = turn.actions[p][-1]
         try:
             row = self.board.drop(column)

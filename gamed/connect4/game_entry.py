@@ -9,10 +9,10 @@ from gamed.registry import Game, GameContext, GameOption, GamePort
 
 
 def _validate(c4: Any) -> None:
-    from gamed.config import ConfigError, flag_policy, per_move_only
+    from gamed.config import ConfigError, flag_policy, no_setup
     from gamed.timecontrol import FlagPolicy
 
-    per_move_only("connect4", c4.clock)
+    no_setup("connect4", c4.clock)
     flag_policy("connect4", c4.on_flag, (FlagPolicy.LOSE,))
 
     if not (4 <= c4.width <= 16 and 4 <= c4.height <= 16):

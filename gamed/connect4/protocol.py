@@ -164,9 +164,9 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
     def _play(self, args: list[str]) -> None:
         self._check_in_lobby()
         self._check_admitted()
-        engine, level, player, size, opening = wire.parse_play(args, self.service.default_size)
+        engine, level, player, size, opening, control = wire.parse_play(args, self.service.default_size)
         self.service.lobby.leave(self)
-        self._starting(self.service.play_engine(self, engine, level, player, size, opening), "PLAY")
+        self._starting(self.service.play_engine(self, engine, level, player, size, opening, control), "PLAY")
 
     def _match(self, args: list[str]) -> None:
         self._check_in_lobby()
@@ -200,11 +200,12 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
     def _table(self, args: list[str]) -> None:
         self._check_in_lobby()
         self._check_admitted()
-        table, size = wire.parse_table(args, self.service.default_size)
+        table, size, control = wire.parse_table(args, self.service.default_size)
         lobby = self.service.lobby
         lobby.leave(self)
-        self.send_lines([f"OK TABLE {table or '-'} {size[0]}x{size[1]}"])
-        lobby.join(self, self.service.table_key(table, size, self.service.default_size))
+        asked = "" if control is None else f" CLOCK {control.notation()}"
+        self.send_lines([f"OK TABLE {table or '-'} {size[0]}x{size[1]}{asked}"])
+        lobby.join(self, self.service.table_key(table, size, self.service.default_size, control))
         if self.game is None:
             self.send_lines([f"WAIT waiting for an opponent{f' at table {table}' if table else ''}"])
 
@@ -257,6 +258,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         "MATCH": _match,
         "MOVE": _move,
         "BOARD": _board,
+        "CLOCKS": CommandProtocol._clocks,
         "RESIGN": _resign,
         "TOKEN": _token,
         "RESUME": _resume_seat,
@@ -281,7 +283,10 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         self.game = game
         self.seat = game.seats[player]
         self.note_activity()
-        self.send_lines([wire.start(game.id, player, game.board, game.names[1 - player])])
+        lines = [wire.start(game.id, player, game.board, game.names[1 - player])]
+        if self.clock_lines(game.control):
+            lines.append(wire.time_control(game.control))
+        self.send_lines(lines)
 
     def position_changed(self, game: Connect4Game, move) -> None:
         self.note_activity()
@@ -318,7 +323,11 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         self.send_lines([wire.back(player, game.names[player])])
 
     def your_move(self, game: Connect4Game, seconds: float | None) -> None:
-        self.send_lines([wire.your_move(game.board, seconds)])
+        prompt = wire.your_move(game.board, seconds)
+        if self.clock_lines(game.control):
+            self.send_lines([wire.clock(seconds, [(p, game.clock_left(p)) for p in (0, 1)]), prompt])
+        else:
+            self.send_lines([prompt])
 
     def game_ended(self, game: Connect4Game) -> None:
         me = game.player_of(self)
@@ -337,7 +346,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
             end = [wire.result(me, game.winner, game.reason, lines)]
             if self.board_on:
                 end.append(wire.result_info(me, game.winner, game.reason, lines, game.names, game.culprit,
-                                             game.strike_limit, game.move_time, game.grace))
+                                             game.strike_limit, game.control, game.grace))
         self.game = None
         self.seat = None
         self.close(f"game {game.id} over ({game.reason.value})", [*end, "BYE thanks for playing"], routine=True)

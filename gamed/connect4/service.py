@@ -33,6 +33,8 @@ from gamed.records import Seat
 from gamed.seats import SeatBook, record_seat
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits, WriteBatch
+from gamed import timecontrol
+from gamed.timecontrol import TimeControl
 
 # The service's settings are the [connect4] section of the configuration.
 Connect4Settings = Connect4Config
@@ -307,9 +309,9 @@ class Connect4Service(GameService):
         return infos[name]
 
     def play_engine(self, person, name: str, level: int | None, player: int, size: tuple[int, int],
-                    opening: tuple[int, ...] = ()) -> Deferred:
+                    opening: tuple[int, ...] = (), control: TimeControl | None = None) -> Deferred:
         """Start ``person`` (as ``player``) against engine ``name``, from the position after the
-        ``opening`` columns; Deferred of the game, failing with ParseError when refused (unknown
+        ``opening`` columns, on ``control`` (None: the configured time control); Deferred of the game, failing with ParseError when refused (unknown
         engine or level, size refused, illegal or finished opening, engine broken)."""
         board = Board(*size)
         for n, column in enumerate(opening):
@@ -322,10 +324,10 @@ class Connect4Service(GameService):
                 return defer.fail(ParseError(
                     Code.BAD_COLUMN, f"the opening ends the game at move {n + 1} ({column}): {how}; nothing is left to play"
                 ))
-        return self.engines((name,)).addCallback(self._play_engine, person, name, level, player, board)
+        return self.engines((name,)).addCallback(self._play_engine, person, name, level, player, board, control)
 
     @defer.inlineCallbacks
-    def _play_engine(self, infos, person, name, level, player, board):
+    def _play_engine(self, infos, person, name, level, player, board, control):
         size = (board.width, board.height)
         info = self._lookup(infos, name)
         engine, level = self._open(info, level)
@@ -350,7 +352,7 @@ class Connect4Service(GameService):
         if not getattr(person, "connected", True) or self.stopping or person.game is not None:
             seat.close()
             return None
-        return self._start({player: person, other(player): seat}, board)
+        return self._start({player: person, other(player): seat}, board, control)
 
     # --- engine-vs-engine matches ------------------------------------------------------------
 
@@ -393,25 +395,30 @@ class Connect4Service(GameService):
     # --- people ----------------------------------------------------------------------------
 
     @staticmethod
-    def table_key(table: str | None, size: tuple[int, int], default: tuple[int, int]) -> str | None:
-        """The lobby table: people only meet at the same name and the same board size."""
-        if table is None and size == default:
+    def table_key(table: str | None, size: tuple[int, int], default: tuple[int, int],
+                  control: TimeControl | None = None) -> str | None:
+        """The lobby table: people only meet at the same name, the same board size and the same
+        time control they asked for (``<name>/<WxH>[/<time control>]``)."""
+        if table is None and size == default and control is None:
             return None
-        return f"{table or ''}/{size[0]}x{size[1]}"
+        key = f"{table or ''}/{size[0]}x{size[1]}"
+        return key if control is None else f"{key}/{control.notation()}"
 
     def _seat(self, members: list[Hashable], table: str | None) -> None:
-        size = self.default_size
+        size, control = self.default_size, None
         if table is not None:
-            size = wire.parse_size(table.rsplit("/", 1)[1])
+            _, dims, *asked = table.split("/")
+            size = wire.parse_size(dims)
+            control = timecontrol.parse(asked[0]) if asked else None
         first, second = members
-        self._start({0: first, 1: second}, Board(*size))
+        self._start({0: first, 1: second}, Board(*size), control)
 
-    def _start(self, players: dict[int, object], board: Board) -> Connect4Game:
+    def _start(self, players: dict[int, object], board: Board, control: TimeControl | None = None) -> Connect4Game:
         game = Connect4Game(
             next(self._ids),
             board,
             self.clock,
-            move_time=self.config.time_control.move,
+            control=control if control is not None else self.config.time_control,
             strikes=self.config.strikes,
             grace=self.seats.grace,
             on_end=self._ended,
@@ -451,6 +458,8 @@ class Connect4Service(GameService):
         board = game.board
         options = {"width": board.width, "height": board.height, "move_time": game.move_time,
                    "opening": list(board.moves)}
+        if not game.control.plain:
+            options["clock"] = game.control.notation()
         return self.hub.open("connect4", seats, options, rules.spectator_state(board), self._clocks(game))
 
     def _moved(self, game: Connect4Game, player: int, column: int, row: int) -> None:
@@ -459,12 +468,18 @@ class Connect4Service(GameService):
             board = game.board
             to_move = None if board.is_over() else board.to_move
             table.moved(player, str(column), rules.spectator_state(board), to_move,
-                        None if to_move is None else self._clocks(game))
+                        None if to_move is None else self._clocks(game), timing=game.timing)
 
     @staticmethod
     def _clocks(game: Connect4Game) -> dict:
-        # The player to move has the whole move time ahead of it (the turn is opened right after).
-        return {p: (game.move_time if p == game.board.to_move and not game.board.is_over() else None) for p in (0, 1)}
+        # Each player's bank; without one, the player to move has its whole move time ahead of it
+        # (its turn is opened right after this).
+        out = {}
+        for p in (0, 1):
+            left = game.clock_left(p)
+            to_move = p == game.board.to_move and not game.board.is_over()
+            out[p] = left if left is not None or not game.control.plain else (game.move_time if to_move else None)
+        return out
 
     def _watch_match_game(self, number: int, names: tuple[str, str], board: Board):
         """A live table for one game of an engine match (both seats are engines, rated)."""

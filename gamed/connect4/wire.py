@@ -15,6 +15,7 @@ import re
 from gamed import __version__, textwire
 from gamed.names import valid_name
 from gamed.connect4.rules import MAX_SIZE, MIN_SIZE, Board, IllegalMove
+from gamed.timecontrol import TimeControl, format_duration
 
 # Shared with the other text command protocols (gamed.textwire).
 ParseError = textwire.ParseError
@@ -22,6 +23,8 @@ error = textwire.error
 seconds = textwire.seconds
 away = textwire.away  # AWAY <seat> <name> <seconds> and BACK <seat> <name>: the same in every text game
 back = textwire.back
+clock = textwire.clock  # CLOCK and TIMECONTROL (docs/clocks.md): the same in every text game
+time_control = textwire.time_control
 
 PROTOCOL = "CONNECT4/1"
 SIZE_RE = re.compile(r"([0-9]{1,3})[xX]([0-9]{1,3})\Z")
@@ -134,11 +137,13 @@ _SIDES = ("FIRST", "SECOND", "ME", "ENGINE")
 
 def parse_play(
     args: list[str], default_size: tuple[int, int]
-) -> tuple[str, int | None, int, tuple[int, int], tuple[int, ...]]:
-    """``PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <c1,c2,...>]`` as (engine,
-    level or None, your player, size, opening columns); the opening is played before the game
-    starts. ``FIRST``/``SECOND`` make you player 0/1; ``ME``/``ENGINE`` say who moves next in the
-    position after the opening (without one, ``ME`` is ``FIRST``)."""
+) -> tuple[str, int | None, int, tuple[int, int], tuple[int, ...], TimeControl | None]:
+    """``PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <c1,c2,...>] [CLOCK <tc>]``
+    as (engine, level or None, your player, size, opening columns, time control or None); the
+    opening is played before the game starts. ``FIRST``/``SECOND`` make you player 0/1;
+    ``ME``/``ENGINE`` say who moves next in the position after the opening (without one, ``ME``
+    is ``FIRST``)."""
+    args, control = textwire.take_clock(args, Code.BAD_ARGUMENTS, "usage: PLAY ... CLOCK <time control>, e.g. CLOCK 5m+2s")
     usage = "usage: PLAY <engine>[:<level>] [FIRST|SECOND|ME|ENGINE] [WxH] [FROM <column>,<column>,...]"
     opening: tuple[int, ...] = ()
     upper = [a.upper() for a in args]
@@ -166,7 +171,7 @@ def parse_play(
             raise ParseError(Code.BAD_ARGUMENTS, usage)
     next_player = len(opening) % 2  # player 0 dropped the first stone of the opening
     player = {"FIRST": 0, "SECOND": 1, "ME": next_player, "ENGINE": 1 - next_player}[side]
-    return engine, level, player, size, opening
+    return engine, level, player, size, opening, control
 
 
 def parse_columns(word: str) -> tuple[int, ...]:
@@ -209,8 +214,11 @@ def match_end(name_a: str, score_a: float, name_b: str, score_b: float, games: i
     return f"{line} stopped: {stopped}" if stopped else line
 
 
-def parse_table(args: list[str], default_size: tuple[int, int]) -> tuple[str | None, tuple[int, int]]:
-    """``TABLE [<table>] [WxH]`` as (table name or None, size)."""
+def parse_table(
+    args: list[str], default_size: tuple[int, int]
+) -> tuple[str | None, tuple[int, int], TimeControl | None]:
+    """``TABLE [<table>] [WxH] [CLOCK <tc>]`` as (table name or None, size, time control or None)."""
+    args, control = textwire.take_clock(args, Code.BAD_ARGUMENTS, "usage: TABLE ... CLOCK <time control>, e.g. CLOCK 5m+2s")
     usage = "usage: TABLE [<table>] [WxH] (names: 1-32 letters, digits, _ . -)"
     table, size = None, default_size
     if len(args) > 2:
@@ -224,7 +232,7 @@ def parse_table(args: list[str], default_size: tuple[int, int]) -> tuple[str | N
             table = word
         else:
             raise ParseError(Code.BAD_ARGUMENTS, usage)
-    return table, size
+    return table, size, control
 
 
 def hello() -> str:
@@ -244,10 +252,20 @@ ACCOUNT_COMMANDS = (
 )
 
 
+# ``HELP CLOCKS``: time controls (docs/clocks.md), apart so that ``HELP`` stays as it was.
+CLOCK_COMMANDS = textwire.CLOCK_COMMANDS + (
+    ("PLAY", "<engine> ... CLOCK <time control>", "play an engine on this time control (e.g. CLOCK 5m+2s)"),
+    ("TABLE", "[<table>] [WxH] CLOCK <time control>", "wait for a person who asks for the same time control"),
+)
+
+
 def help_lines(topic: str | None = None) -> list[str]:
-    """``HELP`` (every game command) or ``HELP ACCOUNTS`` (logging in and coming back)."""
+    """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) or ``HELP
+    CLOCKS`` (time controls)."""
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 40)
+    if topic is not None and topic.upper() == "CLOCKS":
+        return textwire.help_lines(CLOCK_COMMANDS, 40)
     return textwire.help_lines(COMMANDS, 40)
 
 
@@ -303,9 +321,11 @@ def _cell(x: int, y: int) -> str:
 
 def result_info(
     me: int, winner: int | None, reason: Reason, lines: list[tuple[int, int, int, int]], names: dict[int, str],
-    culprit: int | None, strike_limit: int, move_time: float | None, grace: float | None = None,
+    culprit: int | None, strike_limit: int, control: TimeControl, grace: float | None = None,
 ) -> str:
     """``INFO <sentence>``: the result in words, sent to people (drawings on) after ``RESULT``."""
+    if winner is None and reason is Reason.TIMEOUT:
+        return f"INFO a draw: the game reached its time cap ({format_duration(control.game or 0)})"
     if winner is None:
         return "INFO a draw: the board is full"
     if reason is Reason.FOUR:
@@ -315,7 +335,8 @@ def result_info(
     deed = {
         Reason.RESIGN: "resigned",
         Reason.STRIKES: f"made {strike_limit} protocol errors",
-        Reason.TIMEOUT: f"did not move within {seconds(move_time)} s",
+        Reason.TIMEOUT: (f"did not move within {seconds(control.move)} s" if control.plain
+                         else f"ran out of time ({control.notation()})"),
         Reason.FORFEIT: f"did not come back within {seconds(grace)} s",
     }[reason]
     loser = "you" if culprit == me else f"{names[culprit]} (player {culprit})"

@@ -209,18 +209,6 @@ class KalahaGame:
         """What is left on ``side``'s bank now (None without a bank)."""
         return self._turns.clock_left(side)
 
-    def clocks(self) -> dict[int, float | None]:
-        """Every seat's clock for spectators: its bank, or the move time of the side to move."""
-        out: dict[int, float | None] = {}
-        for number, side in enumerate(SIDES):
-            left = self._turns.clock_left(side)
-            if left is None and side == self.position.to_move and not self.over:
-                left = self._turns.remaining(side)
-                if left is None and not self._turns.is_open_for(side):
-                    left = self.move_time
-            out[number] = left
-        return out
-
     # --- ISeatGame: seats that come and go -----------------------------------------------------
 
     def seat_away(self, seat: Seat) -> None:

@@ -10,14 +10,13 @@ FIRST_CHOICES = ("arrival", "alternate", "random")
 
 
 def _validate(k: Any) -> None:
-    from gamed.config import ConfigError
-
-    from gamed.config import flag_policy
+    from gamed.config import ConfigError, flag_policy, no_setup
     from gamed.timecontrol import FlagPolicy
 
     if k.first not in FIRST_CHOICES:
         raise ConfigError(f"kalaha.first must be one of {', '.join(FIRST_CHOICES)}, not {k.first!r}")
     flag_policy("kalaha", k.on_flag, (FlagPolicy.LOSE,))
+    no_setup("kalaha", k.clock)
 
 
 def _stones(final_state: Any) -> list[float] | None:

@@ -47,7 +47,6 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self.game: KalahaGame | None = None
         self.side: str | None = None
         self.board_on = service.config.board
-        self.clocks_on: bool | None = None  # CLOCK lines: None = when the time control has a bank
         self.strike_people = service.config.strike_people
         self._join_call = None
         self._join_due = False  # the pair delay is over, but a guest may not play here: wait for LOGIN
@@ -191,13 +190,6 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
             return self._error(Code.NOT_NOW, "you are not in a game yet")
         self.send_lines(wire.board(self.game.position, self.side))
 
-    def _clocks(self, args: list[str]) -> None:
-        switch = args[0].upper() if len(args) == 1 else ""
-        if switch not in ("ON", "OFF"):
-            return self._error(Code.BAD_ARGUMENTS, "usage: CLOCKS ON|OFF")
-        self.clocks_on = switch == "ON"
-        self.send_lines([f"OK CLOCKS {switch}"])
-
     def _position(self, args: list[str]) -> None:
         if self.game is None:
             return self._error(Code.NOT_NOW, "you are not in a game yet")
@@ -225,7 +217,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         "LEVELS": _levels,
         "MOVE": _move,
         "BOARD": _board,
-        "CLOCKS": _clocks,
+        "CLOCKS": CommandProtocol._clocks,
         "POSITION": _position,
         "RESIGN": _resign,
         "PING": CommandProtocol._ping,
@@ -335,14 +327,9 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self.seat = game.seats[side]
         self.note_activity()
         lines = [wire.start(game.id, side, game.names[other(side)])]
-        if self._clock_lines(game):
+        if self.clock_lines(game.control):
             lines.append(wire.time_control(game.control))
         self.send_lines(lines)
-
-    def _clock_lines(self, game: KalahaGame) -> bool:
-        """Whether this connection gets CLOCK lines: as it asked (CLOCKS ON|OFF), else when the
-        game's time control is more than a per-move limit."""
-        return self.clocks_on if self.clocks_on is not None else not game.control.plain
 
     def position_changed(self, game: KalahaGame, move: Move | None) -> None:
         self.note_activity()
@@ -356,9 +343,8 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
 
     def your_move(self, game: KalahaGame, seconds: float | None) -> None:
         prompt = wire.your_move(game.position, seconds)
-        if self._clock_lines(game):
-            lefts = {s: game.clock_left(s) for s in SIDES}
-            self.send_lines([wire.clock(seconds, lefts), prompt])
+        if self.clock_lines(game.control):
+            self.send_lines([wire.clock(seconds, [(s, game.clock_left(s)) for s in SIDES]), prompt])
         else:
             self.send_lines([prompt])
 

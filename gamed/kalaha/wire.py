@@ -10,7 +10,7 @@ import enum
 import re
 
 from gamed import __version__, textwire
-from gamed.timecontrol import TimeControl, format_duration, seconds_field
+from gamed.timecontrol import TimeControl, format_duration
 from gamed.kalaha.rules import A, B, Illegal, Move, Outcome, Position, Reason, other, pit_index, pit_name
 
 # Shared with the other text command protocols (gamed.textwire).
@@ -18,6 +18,8 @@ error = textwire.error
 seconds = textwire.seconds
 away = textwire.away  # AWAY <seat> <name> <seconds> and BACK <seat> <name>: the same in every text game
 back = textwire.back
+clock = textwire.clock  # CLOCK and TIMECONTROL (docs/clocks.md): the same in every text game
+time_control = textwire.time_control
 
 PROTOCOL = "KALAHA/1"
 
@@ -95,17 +97,6 @@ def turn(pos: Position, names: dict[str, str]) -> str:
     return f"TURN {pos.to_move} {names[pos.to_move]}"
 
 
-def clock(budget: float | None, lefts: dict[str, float | None]) -> str:
-    """``CLOCK <this move> A=<left> B=<left>``: the seconds the prompted player has for this move
-    (to the millisecond), then each side's bank (``-`` without a bank)."""
-    return " ".join(["CLOCK", seconds_field(budget)] + [f"{side}={seconds_field(left)}" for side, left in lefts.items()])
-
-
-def time_control(control: TimeControl) -> str:
-    """``TIMECONTROL <notation>``: the game's time control (docs/clocks.md)."""
-    return f"TIMECONTROL {control.notation()}"
-
-
 def your_move(pos: Position, seconds_left: float | None) -> str:
     """The move prompt: whole seconds left and the pits the player may sow."""
     return f"YOURMOVE {seconds(seconds_left)} {legal_pits(pos)}"
@@ -165,19 +156,13 @@ ACCOUNT_COMMANDS = (
 )
 
 
-# ``HELP CLOCKS``: the clock commands (docs/clocks.md), apart for the same reason.
-CLOCK_COMMANDS = (
-    ("CLOCKS", "ON|OFF", "CLOCK lines before every YOURMOVE (on by default when the game's time control has a bank)"),
-)
-
-
 def help_lines(topic: str | None = None) -> list[str]:
     """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) or ``HELP
     CLOCKS``."""
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 16)
     if topic is not None and topic.upper() == "CLOCKS":
-        return textwire.help_lines(CLOCK_COMMANDS, 16)
+        return textwire.help_lines(textwire.CLOCK_COMMANDS, 16)
     return textwire.help_lines(COMMANDS, 16)
 
 

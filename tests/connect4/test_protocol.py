@@ -47,11 +47,14 @@ def test_help_lists_the_game_and_help_accounts_the_login_commands():
     c.read()
     c.send("HELP")
     commands = [line.split()[1] for line in c.read()[:-1]]
-    assert "LOGIN" not in commands and "MATCH" in commands, "HELP alone lists what it always listed"
+    assert "LOGIN" not in commands and "CLOCKS" not in commands and "MATCH" in commands, "HELP alone lists what it always listed"
     c.send("HELP accounts")
     accounts = [line.split()[1] for line in c.read()[:-1]]
     assert accounts == ["LOGIN", "RESUME", "TOKEN"]
-    assert sorted(commands + accounts) == sorted(type(c.player)._COMMANDS), "every command is listed once"
+    c.send("HELP clocks")
+    clocks = [line.split()[1] for line in c.read()[:-1]]
+    assert clocks == ["CLOCKS", "PLAY", "TABLE"]
+    assert sorted(set(commands + accounts + clocks)) == sorted(type(c.player)._COMMANDS), "every command is listed"
 
 
 def test_engines_lists_levels():

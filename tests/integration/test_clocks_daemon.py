@@ -1,13 +1,14 @@
-"""Clocks against the real daemon: bots that read their time from CLOCK lines and spend it."""
+"""Clocks against the real daemon: bots that read their time from CLOCK lines and spend it (Kalaha
+and Connect Four; Virtual Fight's are in test_fight_clocks_daemon)."""
 
 import pytest_twisted
 from twisted.internet import defer, reactor, task
 
-from tests.integration.support import connect, take_seats, with_timeout
+from tests.integration.support import LOOPBACK, connect, take_seats, with_timeout
 
 
 async def play(client, spend=None, result_prefix="RESULT"):
-    """Play first legal pits until the game ends. ``spend(budget, n)`` says how long to wait
+    """Play first legal pits (or columns) until the game ends. ``spend(budget, n)`` says how long to wait
     before the n-th move (from the CLOCK line's budget); returns (CLOCK lines, the RESULT line)."""
     clocks, budget, n = [], None, 0
     while True:
@@ -59,6 +60,41 @@ async def test_a_bot_that_exceeds_its_bank_by_50_ms_loses_on_time(start_daemon, 
     )
     assert result == "RESULT LOSE TIMEOUT you ran out of time (1s+0)"
     assert other.startswith("RESULT WIN TIMEOUT ") and other.endswith(" ran out of time (1s+0)")
+
+
+@pytest_twisted.ensureDeferred
+async def test_connect_four_a_bot_spends_its_bank_against_the_engine_on_the_clock_it_asked_for(start_daemon):
+    daemon = await start_daemon(kalaha="none", connect4=LOOPBACK)
+    bot = await connect(daemon.ports["connect4"])
+    bot.send("BOARD OFF", "PLAY gamed:1 FIRST 5x4 CLOCK 2s+50ms")
+    start = await bot.expect("START")
+    assert await bot.next_line(timeout=10) == "TIMECONTROL 2s+50ms", start
+    clocks, result = await with_timeout(
+        defer.ensureDeferred(play(bot, lambda budget, n: budget - 0.3 if n == 1 else 0)), 60, "the game"
+    )
+    assert result.split()[2] != "TIMEOUT", result
+    first = clocks[0].split()
+    assert first[0] == "CLOCK" and 1.99 <= float(first[1]) <= 2.11 and first[2:] == ["0=2.000", "1=2.000"], clocks[0]
+    mine = float(clocks[1].split()[2].split("=")[1])
+    assert 0.3 <= mine <= 0.45, clocks[1]  # ~0.3 s left + 50 ms increment
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
+async def test_connect_four_a_bot_that_exceeds_its_bank_by_50_ms_loses_on_time(start_daemon):
+    daemon = await start_daemon(kalaha="none", connect4=LOOPBACK)
+    port = daemon.ports["connect4"]
+    a, b = await connect(port), await connect(port)
+    a.send("NAME slow")
+    b.send("NAME quick")
+    await take_seats("late CLOCK 1s+0", a, b)  # drawings on: the INFO line in words follows RESULT
+    (_, result), (_, other) = await with_timeout(
+        _both(play(a, lambda budget, n: budget + 0.05), play(b)), 30, "the game"
+    )
+    assert result == "RESULT LOSE TIMEOUT 1 -1 -1 -1 -1"
+    assert other == "RESULT WIN TIMEOUT 1 -1 -1 -1 -1"
+    assert await a.next_line(timeout=10) == "INFO you ran out of time (1s+0): quick (player 1) wins"
+    assert await b.next_line(timeout=10) == "INFO slow (player 0) ran out of time (1s+0): you win"
 
 
 def _both(one, two):
