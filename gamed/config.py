@@ -120,7 +120,7 @@ class FightConfig:
     gui_idle_timeout: float = 600.0
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
     clock: TimeControl | None = _clock()  # the time control; None = turn_time per turn
-    on_flag: str = "pass"  # when a team's time runs out: pass (the original rule: its turn is empty, a strike)
+    on_flag: str = "pass"  # when a team's time runs out: pass (the original rule: the rest of its turn is empty, a strike) or lose
 
     @property
     def time_control(self) -> TimeControl:

@@ -25,16 +25,19 @@ from zope.interface import Attribute, Interface, implementer
 from gamed.fight import wire
 from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Resolution, Result, judge
 from gamed.observers import SHUTDOWN, Channel
+from gamed.roundtrip import round_trip
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.seats import ISeatGame, Seat
 from gamed.textline import WriteBatch
+from gamed.timecontrol import FlagPolicy, TimeControl
 
 
 # Why a game ended, as its record and the web say (the AIs only ever see GAMEOVER&WIN/LOSE/DRAW).
 LAST_TEAM = "last team standing"  # the other teams' warriors were all killed
 ALL_KILLED = "all warriors killed"  # the last warriors of every team died in the same turn: a draw
 TURN_LIMIT = "turn limit"  # the last turn was played: most living warriors wins
-TIMEOUT = "timeout"  # a team ran out of time too many turns in a row and was disqualified
+TIMEOUT = "timeout"  # a team ran out of time too many turns in a row (or once, on_flag = lose): disqualified
+TIME_CAP = "time cap"  # the game lasted as long as its time control allows: most living warriors wins
 FORFEIT = "forfeit"  # a team's AI left and did not come back within the grace period
 # SHUTDOWN (gamed.observers): the server stopped the game: a draw, not rated.
 
@@ -48,7 +51,10 @@ class IFightTeam(Interface):
         """The game began; this AI plays ``team``. READY follows."""
 
     def send_lines(lines: list[str]) -> None:
-        """Lines for the AI: replies, READY, the 200 block."""
+        """Lines for the AI: replies, the 200 block."""
+
+    def ready(game: FightGame, team: int) -> None:
+        """The team's turn is open: ``READY`` (after its clock line, if the AI asked for them)."""
 
     def game_ended(game: FightGame, result: Result) -> None:
         """This team is out of the game with ``result``: its last line, then the connection ends."""
@@ -79,6 +85,8 @@ class FightGame:
         gui_interval: float = 0.0,
         on_end: Callable[[FightGame], None] = lambda game: None,
         on_turn: Callable[[FightGame, Resolution], None] | None = None,
+        control: TimeControl | None = None,
+        on_flag: FlagPolicy = FlagPolicy.PASS,
     ):
         self.id = game_id
         self.players = list(players)
@@ -104,7 +112,13 @@ class FightGame:
         self.channel = Channel(
             wire.map_lines(fmap, self.names), wire.snapshot(self.battle, 0), batch, lag, clock, gui_interval
         )
-        self._turns = TurnScheduler(clock, self._turn_closed, turn_time or None, StrikePolicy(limit=strikes))
+        # The time control (gamed.timecontrol): ``turn_time`` is the short form of a per-turn limit.
+        # Turn 1 is the setup turn, on the control's setup budget when it has one.
+        self.control = control if control is not None else TimeControl.per_move(turn_time)
+        self.timing: dict[int, dict] = {}  # the last turn's clock of each team (used, left, credit)
+        self._turns = TurnScheduler(
+            clock, self._turn_closed, strikes=StrikePolicy(limit=strikes), control=self.control, on_flag=on_flag
+        )
 
     def team_of(self, player: IFightTeam) -> int:
         for team, p in enumerate(self.players):
@@ -190,7 +204,7 @@ class FightGame:
                 wire.state(self.battle, team, self.names[team], self.turn, left, self._turns.strikes.get(team, 0))
             )
             if self._turns.is_open_for(team):
-                player.send_lines([wire.READY])
+                player.ready(self, team)
             self._notice(team, [wire.back(team, self.names[team])])
 
     def seat_forfeited(self, seat: Seat) -> None:
@@ -235,16 +249,37 @@ class FightGame:
         with self.batch:
             self._end({t: Result.DRAW for t in sorted(self.battle.playing)}, reason)
 
+    # --- clocks ----------------------------------------------------------------------------
+
+    def turn_left(self, team: int) -> float | None:
+        """Seconds ``team`` has left for the open turn (None: no limit, or its turn is done)."""
+        return self._turns.remaining(team)
+
+    def banks(self) -> list[float | None]:
+        """What is left on each team's bank now (None without a bank), team 0 first."""
+        return [self._turns.clock_left(team) for team in range(len(self.players))]
+
     # --- turns -----------------------------------------------------------------------------
 
     def _open_turn(self) -> None:
+        cap = self._turns.cap_at
+        if cap is not None and self.clock.seconds() >= cap:  # no turn opens after the game cap
+            self._end(judge(set(), self.battle.counts(), 1, 1)[1], TIME_CAP)
+            return
         self.turn += 1
         self.dropped = {}
         self._lines = [0] * len(self.players)
         self.channel.publish([wire.turn(self.turn)])
-        for team in sorted(self.battle.playing):
-            self._send(team, [wire.READY])
-        self._turns.open(sorted(self.battle.playing))
+        playing = sorted(self.battle.playing)
+        lag = {}
+        for team in playing:
+            transport = getattr(self.players[team], "transport", None)
+            if transport is not None and team not in self.away:
+                lag[team] = round_trip(transport)
+        self._turns.open(playing, setup=self.turn == 1, lag=lag)
+        for team in playing:
+            if team not in self.away:
+                self.players[team].ready(self, team)
 
     def _turn_closed(self, turn: Turn) -> None:
         if self.over:
@@ -254,6 +289,7 @@ class FightGame:
 
     def _resolve(self, turn: Turn) -> None:
         battle = self.battle
+        self.timing = {team: turn.clock_entry(team) for team in sorted(turn.seats)}
         self.channel.publish([wire.end_turn(t, "TIMEOUT") for t in sorted(turn.timed_out)])
         before = battle.living_teams()
         resolution = battle.resolve()
@@ -261,11 +297,18 @@ class FightGame:
         recipients = sorted(battle.playing)
         disqualified = {t for t in turn.struck_out if t in battle.playing and t not in self.away}
         for team in sorted(disqualified):
-            why = f"{self.names[team]} (team {team}) disqualified after {self._turns.policy.limit} timeouts in a row"
+            if team in turn.lost:
+                why = f"{self.names[team]} (team {team}) disqualified: ran out of time ({self.control.notation()})"
+            else:
+                why = f"{self.names[team]} (team {team}) disqualified after {self._turns.policy.limit} timeouts in a row"
             self._log.info("fight game {game}: {why}", game=self.id, why=why)
             self.dropped[team] = why
             battle.remove_team(team)
-        over, results = judge(before, battle.counts(), self.turn, self.max_turns)
+        # The game cap ends the game after this turn as the turn limit would.
+        if turn.capped:
+            over, results = judge(before, battle.counts(), 1, 1)
+        else:
+            over, results = judge(before, battle.counts(), self.turn, self.max_turns)
         results.update({t: Result.LOSE for t in disqualified})
         for team in recipients:
             self._send(team, wire.report(resolution, team))
@@ -273,7 +316,7 @@ class FightGame:
         if self._on_turn is not None:
             self._on_turn(self, resolution)
         if over:
-            self._end(results, self._reason(disqualified))
+            self._end(results, self._reason(disqualified, turn.capped))
             return
         for team, result in sorted(results.items()):
             battle.remove_team(team)
@@ -282,7 +325,7 @@ class FightGame:
             self._out(team, result)
         self._open_turn()
 
-    def _reason(self, disqualified: set[int]) -> str:
+    def _reason(self, disqualified: set[int], capped: bool = False) -> str:
         """Why the game is over after this turn's resolution: what took the last opponents out."""
         if disqualified:
             return TIMEOUT
@@ -290,7 +333,7 @@ class FightGame:
             return FORFEIT
         living = self.battle.living_teams()
         if len(living) > 1:
-            return TURN_LIMIT
+            return TIME_CAP if capped else TURN_LIMIT
         return LAST_TEAM if living else ALL_KILLED
 
     def _end(self, results: dict[int, Result], reason: str) -> None:

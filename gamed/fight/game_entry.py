@@ -8,11 +8,10 @@ from gamed.registry import Game, GameContext, GameOption, GamePort
 
 
 def _validate(f: Any) -> None:
-    from gamed.config import ConfigError, flag_policy, per_move_only
+    from gamed.config import ConfigError, flag_policy
     from gamed.timecontrol import FlagPolicy
 
-    per_move_only("fight", f.clock)
-    flag_policy("fight", f.on_flag, (FlagPolicy.PASS,))
+    flag_policy("fight", f.on_flag, (FlagPolicy.PASS, FlagPolicy.LOSE))
 
     if not 2 <= f.teams <= 4:
         raise ConfigError(f"fight.teams must be 2 to 4, not {f.teams}")
@@ -80,7 +79,7 @@ GAME = Game(
         GameOption("fight-teams", "teams", "Teams per Virtual Fight game, 2 to 4 [default: {default}]"),
         GameOption("fight-map", "map", "Virtual Fight map: a shipped map (default, four) or a map file [default: default]"),
         GameOption("fight-turn-time", "turn_time", "Seconds per Virtual Fight turn, 0 = no limit [default: {default:g}]"),
-        GameOption("fight-clock", "clock", "Virtual Fight's time control (docs/clocks.md); a per-move limit only so far (60s); unset = --fight-turn-time"),
+        GameOption("fight-clock", "clock", "Virtual Fight's time control (docs/clocks.md: 5s, 1m+2s,move=5s,setup=30s); unset = --fight-turn-time"),
         GameOption("fight-max-turns", "max_turns", "Turns after which a Virtual Fight game ends [default: {default}]"),
         GameOption("fight-strikes", "strikes", "Timeouts in a row that disqualify an AI, 0 = never [default: {default}]"),
         GameOption("fight-pair-delay", "pair_delay", "Seconds a new AI has to send NAME/TABLE before it is queued [default: {default:g}]"),

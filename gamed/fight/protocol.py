@@ -46,6 +46,8 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         self._login_pending = False  # a LOGIN is being checked: it joins the queue after the answer
         self._join_call = None
         self._lobby_call = None
+        self.clocks_on = False  # CLOCKS&ON: a CLOCK line before every READY (opt-in: old AIs see none)
+        self._told_control = False  # the TIMECONTROL line goes once, before the first CLOCK line
 
     def __repr__(self) -> str:
         return f"<FightProtocol {self.name or self.number} {self.peer}>"
@@ -75,6 +77,15 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         login = wire.parse_login(text)
         if login is not None:
             self._login_line(*login)
+            return
+        clocks = wire.parse_clocks(text)
+        if clocks is not None:
+            if self.done:
+                return
+            if self.game is not None:
+                self.game.catch_up()  # a line after the deadline belongs to the next turn
+            self.clocks_on = clocks
+            self.send_lines([DONE])
             return
         if self.game is not None:
             if not self.done:
@@ -252,6 +263,16 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if not self.handling:
             self.resetTimeout()  # game events count as activity: a waiting AI is not idle
         super().send_lines(lines)
+
+    def ready(self, game: FightGame, team: int) -> None:
+        lines = []
+        if self.clocks_on:
+            if not self._told_control:
+                self._told_control = True
+                lines.append(wire.time_control(game.control, team))
+            lines.append(wire.clock(game.turn_left(team), game.banks()))
+        lines.append(wire.READY)
+        self.send_lines(lines)
 
     def notice(self, lines: list[str]) -> None:
         if self.extended and not self.done:

@@ -27,6 +27,7 @@ from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
 from gamed.seats import SeatBook, record_seat
 from gamed.textline import ConnectionLimits, WriteBatch
+from gamed.timecontrol import FlagPolicy
 
 
 _SCORES = {Result.WIN: 1.0, Result.DRAW: 0.5, Result.LOSE: 0.0}
@@ -112,7 +113,8 @@ class FightService(GameService):
             self.map,
             self.clock,
             self.batch,
-            turn_time=c.time_control.move,
+            control=c.time_control,
+            on_flag=FlagPolicy(c.on_flag),
             max_turns=c.max_turns,
             strikes=c.strikes,
             max_lines=c.max_lines,
@@ -139,8 +141,8 @@ class FightService(GameService):
         self.finished += 1
         table = self.live.pop(game.id, None)
         if table is not None:
-            for move, state in self._held.pop(game.id, ()):
-                table.moved(None, move, state, None)  # the game is over: nothing is held back any more
+            for move, state, clocks, timing in self._held.pop(game.id, ()):
+                table.moved(None, move, state, None, clocks, timing=timing)  # the game is over: nothing is held back any more
             scores = tuple(_SCORES.get(game.results.get(team), 0.0) for team in range(len(game.players)))
             table.finish(scores, game.end_reason, rated=game.end_reason != SHUTDOWN)
         for observer in [o for o, g in self._watching.items() if g is game]:
@@ -160,6 +162,8 @@ class FightService(GameService):
             "max_turns": c.max_turns,
             "lag": c.gui_lag,
         }
+        if not c.time_control.plain:
+            options["clock"] = c.time_control.notation()
         return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls))
 
     def _turned(self, game: FightGame, resolution: Resolution) -> None:
@@ -171,14 +175,16 @@ class FightService(GameService):
         move = f"turn {game.turn}" + (": " + ", ".join(events) if events else "")
         state = rules.spectator_state(game.battle, game.turn, resolution, self._walls)
         lag = self.config.gui_lag
+        clocks = None if game.control.plain else dict(enumerate(game.banks()))
         if not lag:
-            table.moved(None, move, state, None)
+            table.moved(None, move, state, None, clocks, timing=game.timing)
             return
         # Spectators of a competition are kept ``gui_lag`` turns behind, like the GUI observers.
         held = self._held.setdefault(game.id, collections.deque())
-        held.append((move, state))
+        held.append((move, state, clocks, game.timing))
         while len(held) > lag:
-            table.moved(None, *held.popleft(), None)
+            move, state, clocks, timing = held.popleft()
+            table.moved(None, move, state, None, clocks, timing=timing)
 
     def abort_games(self) -> None:
         if self.games:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from gamed.names import valid_name
 from gamed.fight.rules import DIRECTIONS, Battle, Command, FightMap, Resolution, Result, Shot, Verb, Warrior
 from gamed.textwire import REFUSAL_CODES, seconds
+from gamed.timecontrol import TimeControl, seconds_field
 
 
 # Server-initiated AI lines (spec §1.15, §7).
@@ -75,6 +76,31 @@ def parse_extension(text: str) -> tuple[str, str] | None:
     return keyword, value
 
 
+# --- clocks (a gamed addition, opt-in: an AI that never sends CLOCKS sees none of this) -----
+
+
+def parse_clocks(text: str) -> bool | None:
+    """``CLOCKS&ON`` (True) or ``CLOCKS&OFF`` (False), any case; None for every other line
+    (a ``CLOCKS`` line with another value too: it is an invalid line, ``100``)."""
+    fields = text.split("&")
+    if len(fields) != 2 or fields[0].strip().upper() != "CLOCKS":
+        return None
+    value = fields[1].strip().upper()
+    return True if value == "ON" else False if value == "OFF" else None
+
+
+def time_control(control: TimeControl, team: int) -> str:
+    """``TIMECONTROL&<notation>&<your team>``: sent once, before the first READY an AI with clocks
+    on gets (docs/clocks.md)."""
+    return f"TIMECONTROL&{control.notation()}&{team}"
+
+
+def clock(budget: float | None, banks: Iterable[float | None]) -> str:
+    """``CLOCK&<seconds for this turn>&<team 0's bank>&<team 1's bank>...`` before READY (to the
+    millisecond, ``-`` for none)."""
+    return "&".join(["CLOCK", seconds_field(budget), *(seconds_field(bank) for bank in banks)])
+
+
 # --- accounts and seats (gamed additions; an AI that never sends them sees none of this) ----
 
 LOGIN_COMMANDS = ("LOGIN", "RESUME", "TOKEN")
@@ -135,6 +161,7 @@ AI_HELP = (
     "HELP&n&NONE[&D]     turn toward D without moving; a bare NONE passes",
     "HELP&NAME&<name>    before the game: your team's name",
     "HELP&TABLE&<table>  before the game: play at a named table",
+    "HELP&CLOCKS&ON      a CLOCK line before each READY: this turn's seconds, each team's bank",
     "HELP&one action (MOVE, SHOOT, NONE&D) per warrior per turn; the turn ends when all AIs are done",
     "HELP&replies: 255 done, 100 invalid, 111 square not empty, 112 off the map, 120 already acted",
     "HELP&END",

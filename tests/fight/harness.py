@@ -18,8 +18,9 @@ __all__ = ["Client", "ai", "arena", "gui", "make_service", "open_map", "place", 
 def make_service(
     clock: Clock | None = None, fmap: FightMap | None = None, players: Players | None = None, **settings
 ) -> FightService:
-    """A FightService on a Clock; keyword arguments set FightConfig or Limits fields; ``players``
-    (with accounts) is the daemon's Players (default: guests only, no accounts).
+    """A FightService on a Clock; keyword arguments set FightConfig or Limits fields
+    (``time_control`` sets FightConfig.clock); ``players`` (with accounts) is the daemon's Players
+    (default: guests only, no accounts).
 
     The pair delay defaults to 0 here, so a game starts as soon as enough AIs are connected, and
     so does the observers' gathering interval, so each event reaches them at once.
@@ -27,6 +28,8 @@ def make_service(
     limit_names = {a.name for a in attrs.fields(Limits)}
     fight = {k: v for k, v in settings.items() if k not in limit_names}
     limits = {k: v for k, v in settings.items() if k in limit_names}
+    if "time_control" in fight:
+        fight["clock"] = fight.pop("time_control")
     fight.setdefault("pair_delay", 0)
     fight.setdefault("gui_interval", 0)
     return FightService(FightConfig(**fight), Limits(**limits), clock or Clock(), fmap, players=players)

@@ -29,6 +29,9 @@ class Team:
     def send_lines(self, lines):
         self.lines.extend(lines)
 
+    def ready(self, game, team):
+        self.lines.append("READY")
+
     def game_ended(self, game, result):
         self.result = result
         self.lines.append(f"GAMEOVER&{result.value}")
