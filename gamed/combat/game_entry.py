@@ -11,10 +11,9 @@ REJOIN_CHOICES = ("address", "anyone")  # [combat] rejoin: who may take an away 
 
 
 def _validate(combat: Any) -> None:
-    from gamed.config import ConfigError, flag_policy, per_move_only
+    from gamed.config import ConfigError, flag_policy
     from gamed.timecontrol import FlagPolicy
 
-    per_move_only("combat", combat.clock)
     flag_policy("combat", combat.on_flag, (FlagPolicy.LOSE,))
 
     if not 2 <= combat.seats <= 15:

@@ -43,6 +43,8 @@ from gamed.stratego import rules
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits
 from gamed.textwire import seconds
+from gamed.roundtrip import round_trip
+from gamed.timecontrol import TimeControl, format_duration
 
 
 RESULTS = "results.jsonl"
@@ -85,6 +87,7 @@ class _Table:
     computer: str | None = None  # the AI program of a table against the computer
     recorded: bool = False
     live: LiveTable | None = None  # its live table (with a hub) once play began
+    timing: dict | None = None  # the clock of the last move (used, left, credit), for the records
 
     def seat_away(self, seat: PlayerSeat) -> None:
         self.service._seat_away(self, seat)
@@ -105,8 +108,12 @@ class CombatService(GameService):
 
     @property
     def _move_time(self) -> float:
-        """Seconds per move of the time control (a per-move limit: gamed.config checks it); 0 = none."""
+        """Seconds per move of the time control; 0 = none."""
         return self.config.time_control.move or 0
+
+    @property
+    def _control(self) -> TimeControl:
+        return self.config.time_control
 
     _log = Logger()
     name = "combat"
@@ -366,11 +373,13 @@ class CombatService(GameService):
             if self.hub is not None:
                 entry.live = self._open_table(entry)
         entry.moves += moved
+        self._tick(entry)  # first: the move's time is charged and kept for its record
+        if self._tables.get(entry.id) is not entry:
+            return
         if moved and entry.live is not None:
             self._moved(entry)
         if table.state is State.DONE and not entry.recorded:
             self._record(entry, aborted=False)
-        self._tick(entry)
 
     def vacate(self, seating: Seating, reason: str | None) -> None:
         """The connection of ``seating`` is gone (``reason``: why we closed it, None: it left).
@@ -451,33 +460,77 @@ class CombatService(GameService):
     # --- the move clock --------------------------------------------------------------------
 
     def _tick(self, entry: _Table) -> None:
-        """Keep one open scheduler turn for the seat to move while the table plays."""
+        """Keep the table's clock in step with it: the setup turn of every seat while the armies
+        are placed (with a setup budget), then one open turn for the seat to move while it plays."""
         table = entry.table
-        if not self._move_time:
+        control = self._control
+        if control.unlimited:
             return
-        if table.state is not State.PLAYING:
-            if entry.clock is not None:
+        setup = table.state is State.SETUP and control.setup is not None
+        if table.state is not State.PLAYING and not setup:
+            if entry.clock is not None and table.state is not State.SETUP:
+                self._charge(entry, entry.clock.current)  # the last move's time, for its record
                 entry.clock.stop()
                 entry.clock = None
             return
         if entry.clock is None:
             entry.clock = TurnScheduler(
-                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), self._move_time, StrikePolicy(limit=0)
+                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), strikes=StrikePolicy(limit=0), control=control
             )
-        turn = entry.clock.live_turn()  # a passed deadline forfeits first (and may end the game)
-        if entry.clock is None or table.state is not State.PLAYING:
+        clock = entry.clock
+        turn = clock.live_turn()  # a passed deadline acts first (and may end the game)
+        if entry.clock is not clock or table.state not in (State.SETUP, State.PLAYING):
             return
-        if turn is not None and table.turn in turn.seats:
+        if setup:
+            if turn is None and clock.current is None:
+                clock.open(range(table.number), setup=True, lag=self._lags(entry))
+            elif turn is not None:
+                for seat in sorted(table.game.setup_done & turn.waiting_for):
+                    clock.finish(seat)
             return
-        if turn is not None:
-            for seat in turn.seats:
-                entry.clock.finish(seat)
-        if entry.clock.current is None or entry.clock.current.closed:
-            entry.clock.open([table.turn])
+        if turn is not None and table.turn in turn.seats and not turn.setup:
+            return
+        self._charge(entry, turn)
+        if clock.current is None or clock.current.closed:
+            clock.open([table.turn], lag=self._lags(entry, table.turn))
+
+    @staticmethod
+    def _charge(entry: _Table, turn: Turn | None) -> None:
+        """The seat of the open move turn has moved: finish the turn, keep what its clock did."""
+        if turn is None or turn.closed or turn.setup:
+            return
+        for seat in sorted(turn.waiting_for):
+            entry.clock.finish(seat)
+        entry.timing = {seat: turn.clock_entry(seat) for seat in sorted(turn.seats)}
+
+    def _lags(self, entry: _Table, *seats: int) -> dict[int, float]:
+        """The measured round trip of the connections sitting at ``seats`` (every seat: none given)."""
+        out = {}
+        for seat in seats or range(entry.table.number):
+            protocol = entry.sitting.get(seat)
+            transport = getattr(protocol, "transport", None)
+            if transport is not None:
+                out[seat] = round_trip(transport)
+        return out
 
     def _turn_closed(self, entry: _Table, turn: Turn) -> None:
+        if self._tables.get(entry.id) is not entry:
+            return
+        if turn.capped:
+            entry.reason, entry.detail = TIMEOUT, f"the game reached its time cap ({format_duration(self._control.game or 0)})"
+            self.deliver(Seating(entry.table, 0, entry.id), entry.table.time_cap())
+            return
+        if turn.setup:
+            if turn.timed_out:  # the late seats get a random placement; the game starts
+                self.deliver(Seating(entry.table, 0, entry.id), entry.table.setup_expired())
+            return
+        control = self._control
+        if control.plain:
+            detail = f"ran out of its move time of {self._move_time:g} s"
+        else:
+            detail = f"ran out of time ({control.notation()})"
         for seat in turn.timed_out:
-            self._forfeit(entry, seat, TIMEOUT, f"ran out of its move time of {self._move_time:g} s")
+            self._forfeit(entry, seat, TIMEOUT, detail)
 
     def _forfeit(self, entry: _Table, seat: int, why: str, detail: str) -> None:
         """``seat`` loses (``why``: TIMEOUT or FORFEIT; ``detail``: what it did, in words). With two
@@ -556,6 +609,8 @@ class CombatService(GameService):
             "army": list(options.army),
             "move_time": self._move_time,
         }
+        if not self._control.plain:
+            info["clock"] = self._control.notation()
         if entry.name is not None and not entry.name.startswith(" "):
             info["table"] = entry.name
         return self.hub.open("combat", seats, info, rules.spectator_state(table.game), self._clocks(entry))
@@ -572,11 +627,19 @@ class CombatService(GameService):
             rules.spectator_state(game),
             game.turn if playing else None,
             self._clocks(entry) if playing else None,
+            timing=entry.timing,
         )
+        entry.timing = None
 
     def _clocks(self, entry: _Table) -> dict | None:
-        if not self._move_time:
+        control = self._control
+        if control.unlimited:
             return None
+        if control.bank is not None:
+            clock = entry.clock
+            if clock is None:
+                return {seat: control.bank for seat in range(entry.table.number)}
+            return {seat: clock.clock_left(seat) for seat in range(entry.table.number)}
         turn = entry.table.turn
         return {seat: (self._move_time if seat == turn else None) for seat in range(entry.table.number)}
 

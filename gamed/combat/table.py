@@ -426,6 +426,29 @@ class CombatTable:
         self.state = State.PLAYING
         return out
 
+    def setup_expired(self) -> Outgoing:
+        """The setup time ran out (a gamed time control): every seat that has not placed its army
+        gets a random placement (sent to it as a SYNC), then the game starts as usual. Outside
+        SETUP nothing happens."""
+        game = self._game
+        if self.state is not State.SETUP or game is None:
+            return []
+        late = [seat for seat in range(self.number) if seat not in game.setup_done]
+        self._log(f"the setup time ran out: seats {', '.join(map(str, late))} placed at random")
+        game.place_randomly()
+        out: Outgoing = [(seat, self._start_sync(seat)) for seat in self.connected if seat in late]
+        return out + self._start()
+
+    def time_cap(self) -> Outgoing:
+        """The game has lasted as long as its time control allows: it ends, nobody wins (winner
+        -1, as when no seat is left alive). Outside PLAYING nothing happens."""
+        game = self._game
+        if self.state is not State.PLAYING or game is None:
+            return []
+        self._log("the game reached its time cap: nobody wins")
+        game.winner = -1
+        return self._end(-1)
+
     def forfeit(self, seat: int, reason: str) -> Outgoing:
         """``seat`` loses by time (its move time or its rejoin grace ran out) during PLAYING.
 
