@@ -59,6 +59,14 @@ class Seat:
 SEAT_KINDS = ("player", "bot", "guest", "engine", "computer", "program")
 
 
+def _clock_keys(clock: dict | None) -> dict | None:
+    """A move's clock with its seats as strings ({} is "no clock": None; a clock that is not a
+    dict is left as it is for ``RecordStore.store`` to refuse)."""
+    if isinstance(clock, dict):
+        return {str(seat): entry for seat, entry in clock.items()} or None
+    return clock
+
+
 @attrs.frozen
 class Move:
     """One move (for Virtual Fight: one resolved turn) of a match."""
@@ -69,8 +77,9 @@ class Move:
     t: float  # seconds since the match started
     state: dict | None = None  # spectator view AFTER this move (JSON-able)
     # The clocks of this move: {seat: {"used": s, "left": s or None, "credit": s}} for each seat
-    # that played it (gamed.scheduler.Turn.clock_entry); None when the game kept no clock.
-    clock: dict | None = None
+    # that played it (gamed.scheduler.Turn.clock_entry); None when the game kept no clock. The
+    # seats are kept as strings ("0"), as JSON and the records database give them back.
+    clock: dict | None = attrs.field(default=None, converter=_clock_keys)
 
 
 @attrs.frozen
@@ -117,7 +126,7 @@ def record_from_json(data: dict) -> MatchRecord:
         ended=data["ended"],
         seats=tuple(Seat(s["seat"], s["name"], s["rated"], s["kind"], s.get("account_id")) for s in data["seats"]),
         options=data["options"],
-        moves=tuple(Move(m["n"], m["seat"], m["move"], m["t"], m["state"]) for m in data["moves"]),
+        moves=tuple(Move(m["n"], m["seat"], m["move"], m["t"], m["state"], m.get("clock")) for m in data["moves"]),
         scores=tuple(data["scores"]),
         reason=data["reason"],
         rated=data["rated"],
@@ -242,6 +251,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE seats ADD COLUMN account_id BIGINT",
         "ALTER TABLE ratings ADD COLUMN account_id BIGINT",
     ),
+    (  # 5: each move's clock, as JSON ({seat: {"used", "left", "credit"}}; NULL: no clock kept)
+        "ALTER TABLE moves ADD COLUMN clock TEXT",
+    ),
 )
 
 # The game types a match can be of (MatchRecord.game), as the web API and the pages name them:
@@ -306,6 +318,9 @@ def _check_record(record: MatchRecord) -> None:
         raise ValueError("seats must be numbered 0, 1, 2 ... once each")
     if len({m.n for m in record.moves}) != len(record.moves):
         raise ValueError("two moves with the same number")
+    for m in record.moves:
+        if m.clock is not None and not isinstance(m.clock, dict):
+            raise ValueError(f"move {m.n}: its clock is not a dict of seats: {m.clock!r}")
 
 
 class RecordStore:
@@ -449,8 +464,9 @@ class RecordStore:
         return self._run(_store, self.dialect, record)
 
     def match(self, match_id: int) -> defer.Deferred:
-        """The match as JSON-able dict (MatchSummary + options, initial_state, moves, extra, table;
-        seats also carry rated, kind and the ratings before/after), or None if unknown."""
+        """The match as JSON-able dict (MatchSummary + options, initial_state, moves (each with its
+        state and clock), extra, table; seats also carry rated, kind and the ratings
+        before/after), or None if unknown."""
         if not isinstance(match_id, int) or isinstance(match_id, bool):
             return defer.fail(TypeError(f"a match id is a whole number, not {match_id!r}"))
         if not 1 <= match_id < 2**63:
@@ -585,9 +601,17 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
     )
     if record.moves:
         cursor.executemany(
-            sql("INSERT INTO moves (match_id, n, seat, move, t, state) VALUES (?, ?, ?, ?, ?, ?)"),
+            sql("INSERT INTO moves (match_id, n, seat, move, t, state, clock) VALUES (?, ?, ?, ?, ?, ?, ?)"),
             [
-                (match_id, m.n, m.seat, m.move, float(m.t), None if m.state is None else _dumps(m.state, f"move {m.n} state"))
+                (
+                    match_id,
+                    m.n,
+                    m.seat,
+                    m.move,
+                    float(m.t),
+                    None if m.state is None else _dumps(m.state, f"move {m.n} state"),
+                    None if m.clock is None else _dumps(m.clock, f"move {m.n} clock"),
+                )
                 for m in record.moves
             ],
         )
@@ -714,11 +738,14 @@ def _match(cursor: Any, dialect: _Dialect, match_id: int) -> dict | None:
     if row is None:
         return None
     (summary,) = _summaries(cursor, dialect, [row], detail=True)
-    cursor.execute(dialect.sql("SELECT n, seat, move, t, state FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
+    cursor.execute(dialect.sql("SELECT n, seat, move, t, state, clock FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
     summary.update(
         options=_loads(row[8]),
         initial_state=_loads(row[9]),
-        moves=[{"n": n, "seat": seat, "move": move, "t": t, "state": _loads(state)} for n, seat, move, t, state in cursor.fetchall()],
+        moves=[
+            {"n": n, "seat": seat, "move": move, "t": t, "state": _loads(state), "clock": _loads(clock)}
+            for n, seat, move, t, state, clock in cursor.fetchall()
+        ],
         extra=_loads(row[10]),
         table=row[11],
     )

@@ -11,8 +11,10 @@ import sqlite3
 import attrs
 import pytest
 import pytest_twisted
-from twisted.internet import defer
+from twisted.internet import defer, task
 
+from gamed.kalaha import rules as kalaha_rules
+from gamed.observers import LiveHub
 from gamed.records import (
     POSTGRES,
     SCHEMA_VERSION,
@@ -133,7 +135,7 @@ async def test_store_and_read_back(url):
             "account_id": None,
         }
         assert data["scores"] == [1.0, 0.0]
-        assert data["moves"][0] == {"n": 1, "seat": 0, "move": "3", "t": 1.5, "state": record.moves[0].state}
+        assert data["moves"][0] == {"n": 1, "seat": 0, "move": "3", "t": 1.5, "state": record.moves[0].state, "clock": None}
         assert data["moves"][2]["state"] is None
         assert data["options"] == {"pits": 6, "seeds": 4} and data["initial_state"] == record.initial_state
         assert record_from_json(data) == record
@@ -347,6 +349,69 @@ async def test_records_survive_a_restart(url):
         await again.close()
 
 
+@pytest_twisted.ensureDeferred
+async def test_each_moves_clock_is_kept_and_read_back_after_a_restart(url):
+    # A Kalaha game played by its rules and reported as gamed.kalaha.service reports it to the
+    # live hub (timing=game.timing: {side index: Turn.clock_entry}), stored into the real database.
+    store = await opened(url)
+    clock = task.Clock()
+    clock.advance(1700000000)
+    hub = LiveHub(clock, store)
+    position = kalaha_rules.Position.start()
+    seats = [Seat(0, "alice", True), Seat(1, "bob", True)]
+    table = hub.open("kalaha", seats, {"clock": "60s+1s"}, kalaha_rules.spectator_state(position))
+    left = {0: 60.0, 1: 60.0}
+    for n in range(12):
+        side = kalaha_rules.SIDES.index(position.to_move)
+        used = round(0.25 + 0.5 * n, 3)
+        left[side] = round(left[side] - used + 1.0, 3)
+        move = kalaha_rules.play(position, position.legal_moves()[n % len(position.legal_moves())])
+        position = move.position
+        clock.advance(used)
+        timing = None if n == 5 else {side: {"used": used, "left": left[side], "credit": round(0.001 * n, 3)}}
+        to_move = None if position.over else kalaha_rules.SIDES.index(position.to_move)
+        table.moved(side, f"{move.side}{move.pit}", kalaha_rules.spectator_state(position), to_move, dict(left), timing=timing)
+        if position.over:
+            break
+    table.finish((1.0, 0.0), "resign", kalaha_rules.spectator_state(position, over=True))
+    in_memory = [m.clock for m in table.moves]
+    assert in_memory[0] == {"0": {"used": 0.25, "left": 60.75, "credit": 0.0}}
+    assert in_memory[5] is None  # a move the game kept no clock for
+    assert all(c is not None for k, c in enumerate(in_memory) if k != 5) and len(in_memory) >= 6
+    await store.close()  # waits for the store in flight
+    again = await opened(url)
+    try:
+        (summary,) = await again.recent()
+        assert summary["turns"] == len(in_memory)
+        data = await again.match(summary["id"])
+        assert [m["clock"] for m in data["moves"]] == in_memory
+        back = record_from_json(data)
+        assert back.moves == tuple(table.moves)
+        assert [m.clock for m in back.moves] == in_memory
+    finally:
+        await again.close()
+
+
+def test_a_moves_clock_names_its_seats_as_strings_and_an_empty_one_is_none():
+    assert Move(1, 0, "A1", 1.0, None, {0: {"used": 1.0, "left": None, "credit": 0.0}}).clock == {"0": {"used": 1.0, "left": None, "credit": 0.0}}
+    assert Move(1, 0, "A1", 1.0, None, {}).clock is None
+    assert Move(1, 0, "A1", 1.0).clock is None
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_move_clock_that_is_not_json_or_not_a_dict_is_refused_and_nothing_is_stored(url):
+    store = await opened(url)
+    try:
+        bad = attrs.evolve(kalaha(), moves=(Move(1, 0, "A1", 1.0, None, {"0": {"used": float("nan")}}),))
+        with pytest.raises(ValueError, match="move 1 clock is not JSON-able"):
+            await store.store(bad)
+        with pytest.raises(ValueError, match="move 1: its clock is not a dict"):
+            await store.store(attrs.evolve(kalaha(), moves=(Move(1, 0, "A1", 1.0, None, [1.0]),)))
+        assert await store.recent() == []
+    finally:
+        await store.close()
+
+
 def _versions(url):
     conn = _connect(url)
     try:
@@ -440,6 +505,43 @@ async def test_matches_stored_before_version_3_get_their_moves_detail_and_points
         assert summaries[combat_id]["outcome"] == "ben won: seat 0 (ann) ran out of time"
         assert [m["id"] for m in await store.recent(played=True)] == [combat_id, kalaha_id]
         assert [m["id"] for m in (await store.player("ann"))["matches"]] == [unplayed_id, combat_id, kalaha_id]
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_database_from_before_move_clocks_is_upgraded(url):
+    dialect, _ = parse_url(url)
+    conn = _connect(url)
+    try:
+        cur = conn.cursor()
+        migrate(cur, dialect, upto=SCHEMA_VERSION - 1)  # the last gamed without move clocks
+        cur.execute(
+            dialect.sql(
+                "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+            ),
+            ("kalaha", "kalaha-1", 1.0, 2.0, "resign", 1, "{}", None, "{}", 2),
+        )
+        old = cur.fetchone()[0]
+        seat = dialect.sql("INSERT INTO seats (match_id, seat, name, rated, kind, score) VALUES (?, ?, ?, ?, ?, ?)")
+        cur.execute(seat, (old, 0, "ann", 1, "player", 1.0))
+        cur.execute(seat, (old, 1, "ben", 1, "player", 0.0))
+        move = dialect.sql("INSERT INTO moves (match_id, n, seat, move, t, state) VALUES (?, ?, ?, ?, ?, ?)")
+        cur.execute(move, (old, 1, 0, "A3", 1.0, None))
+        cur.execute(move, (old, 2, 1, "B1", 2.0, None))
+        conn.commit()
+    finally:
+        conn.close()
+    store = RecordStore(url, _reactor())
+    try:
+        assert await store.start() == SCHEMA_VERSION - 1
+        assert _versions(url) == list(range(1, SCHEMA_VERSION + 1))
+        data = await store.match(old)  # the old moves read back, without clocks
+        assert [(m["move"], m["clock"]) for m in data["moves"]] == [("A3", None), ("B1", None)]
+        clocked = attrs.evolve(kalaha(), moves=(Move(1, 0, "A3", 1.0, None, {0: {"used": 1.0, "left": 59.0, "credit": 0.0}}),))
+        new = await store.store(clocked)
+        assert (await store.match(new))["moves"][0]["clock"] == {"0": {"used": 1.0, "left": 59.0, "credit": 0.0}}
     finally:
         await store.close()
 

@@ -1,6 +1,8 @@
 """The replay page steps through a finished match: forward, back, jump by the move list, the
 arrow keys, the slider."""
 
+import re
+
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -53,6 +55,12 @@ def test_the_replay_page_steps_through_a_finished_match(site, page, connect):
     assert step.text == f"0 / {total}" and step.get_attribute("data-total") == str(total)
     assert read_kalaha(page)["pits"] == [[6] * 6, [6] * 6]
     assert len(page.find_elements(By.CSS_SELECTOR, "#moves li")) == total
+    # Each move shows what it cost its mover's clock (the plain per-move limit: no bank left).
+    for k, m in enumerate(moves, 1):
+        (clock,) = page.find_elements(By.CSS_SELECTOR, f'#moves li[data-n="{k}"] span.clock')
+        used = m["clock"][str(m["seat"])]["used"]
+        assert clock.get_attribute("data-seat") == str(m["seat"]) and float(clock.get_attribute("data-used")) == used
+        assert re.search(r"^\W*used \d+\.\d+ s$", clock.text.strip()), clock.text
     assert page.find_element(By.ID, "back").get_attribute("disabled") is not None
 
     page.find_element(By.ID, "forward").click()

@@ -105,6 +105,11 @@ class Game:
         assert [m["n"] for m in match["moves"]] == list(range(1, len(self.moves) + 1))
         assert [m["seat"] for m in match["moves"]] == [0 if m.startswith("A") else 1 for m in self.moves]
         assert all(m["state"] is not None for m in match["moves"])
+        # Each move keeps its mover's clock: under the plain per-move limit no bank is left.
+        for m in match["moves"]:
+            ((seat, clock),) = m["clock"].items()
+            assert seat == str(m["seat"]) and clock["left"] is None, m
+            assert 0 <= clock["used"] < 30 and 0 <= clock["credit"] < 30, m
         winner = next(name for name, line in self.results.items() if line.startswith("RESULT WIN RESIGN"))
         assert match["scores"] == [1.0 if by_side[side] == winner else 0.0 for side in "AB"]
         assert all((s["rating_before"] is not None) is rated and (s["rating_after"] is not None) is rated for s in match["seats"])

@@ -4,8 +4,9 @@ A session is a fenced block marked ``web-session``. Its lines are ``A> text`` (K
 text; a client connects at its first line), ``A< text`` (A receives this line, after skipping
 others), ``$ curl -s URL`` followed by one JSON line (the answer), ``$ curl -sN URL &`` (an event
 stream opened in the background) and ``event: NAME`` + ``data: JSON`` (the next event that stream
-prints). JSON is compared by shape and value, except the times (``started``, ``ended``, ``t``),
-which only have to be numbers.
+prints). JSON is compared by shape and value, except the times (``started``, ``ended``, ``t``,
+and a move clock's ``used``, ``left``, ``credit``), which only have to be numbers (or ``null``
+where the document has ``null``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import attrs
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "web-api.md"
 _BLOCK = re.compile(r"^```web-session\n(?P<body>.*?)^```", re.M | re.S)
-TIMES = frozenset({"started", "ended", "t"})
+TIMES = frozenset({"started", "ended", "t", "used", "left", "credit"})
 
 
 @attrs.frozen
@@ -60,6 +61,8 @@ def session(path: pathlib.Path = DOC) -> list[Step]:
 def alike(actual: object, documented: object, key: str = "") -> bool:
     """True when ``actual`` matches the documented value (times only need to be numbers)."""
     if key in TIMES:
+        if documented is None:
+            return actual is None
         return isinstance(actual, (int, float)) and isinstance(documented, (int, float))
     if isinstance(documented, dict):
         return (

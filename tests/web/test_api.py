@@ -143,6 +143,26 @@ async def test_table_stream_snapshot_moves_end_then_match(recorded):
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_match_json_carries_each_moves_clock(recorded):
+    site = recorded
+    table = site.hub.open("kalaha", SEATS, {"pits": 6, "clock": "1m+1s"}, kalaha_state(0), {0: 60.0, 1: 60.0})
+    table.moved(0, "A1", kalaha_state(1), 1, {0: 59.766, 1: 60.0}, timing={0: {"used": 1.234, "left": 59.766, "credit": 0.012}})
+    table.moved(1, "B2", kalaha_state(2), 0)  # no clock kept for this one
+    table.moved(0, "A3", kalaha_state(3), 1, timing={0: {"used": 0.5, "left": None, "credit": 0.0}})
+    response, stream = await events(f"{site.url}/api/games/{table.id}/events")
+    await stream.expect("snapshot")
+    table.finish((1.0, 0.0), "end", kalaha_state(4))
+    end = await stream.expect("end")
+    await stream.done
+    code, match = await get_json(f"{site.url}/api/matches/{end['match_id']}")
+    assert code == 200
+    assert [(m["move"], m["clock"]) for m in match["moves"]] == [
+        ("A1", {"0": {"used": 1.234, "left": 59.766, "credit": 0.012}}),
+        ("B2", None),
+        ("A3", {"0": {"used": 0.5, "left": None, "credit": 0.0}}),
+    ]
+
+@pytest_twisted.ensureDeferred
 async def test_front_page_stream_lists_games_and_matches(recorded):
     site = recorded
     response, stream = await events(f"{site.url}/api/events")

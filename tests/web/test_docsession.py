@@ -15,3 +15,7 @@ def test_alike_ignores_only_times():
     assert not alike({"n": 2, "extra": 1}, {"n": 2})
     assert not alike({"to_move": None}, {"to_move": 0})
     assert not alike([1, 2], [1])
+    clock = {"0": {"used": 12.003, "left": None, "credit": 0.0}}
+    assert alike({"0": {"used": 0.01, "left": None, "credit": 0.002}}, clock)
+    assert not alike({"0": {"used": 0.01, "left": 59.9, "credit": 0.0}}, clock)  # null only as null
+    assert not alike({"0": {"used": None, "left": None, "credit": 0.0}}, clock)

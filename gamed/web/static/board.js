@@ -43,7 +43,10 @@
  *                  #first #back #forward #last buttons; ArrowLeft/ArrowRight/Home/End keys
  *                  #slider                     input[type=range] 0..N
  *                  #moves li[data-n]           one per move; a button in each jumps to it;
- *                                              the current one has aria-current="step"
+ *                                              the current one has aria-current="step"; a
+ *                                              move with a clock has span.clock[data-seat]
+ *                                              per seat (data-used, data-left seconds; text
+ *                                              "used 1.23 s, left 0:58.8")
  *                  #board, #players, #result   as on game.html
  *   ratings.html   #ratings tr[data-name]      one per rated player, best first; data-rank,
  *                                              data-rating; cells .rank .name .rating .games
@@ -574,7 +577,36 @@
     if (typeof m.t === "number") {
       li.appendChild(el("span", { class: "t", text: " " + m.t.toFixed(1) + " s" }));
     }
+    clockItems(game, m).forEach(function (c) { li.appendChild(c); });
     return li;
+  }
+
+  /* Seconds a move used: to the hundredth below 10 s (programs move in milliseconds). */
+  function formatUsed(seconds) {
+    return (seconds < 10 ? seconds.toFixed(2) : seconds.toFixed(1)) + " s";
+  }
+
+  /* What a stored move cost each seat's clock ("used 1.23 s, left 0:58.8"; the seat is named
+     when it is not the mover's or the move has several), one span.clock per seat; none for a
+     move without a clock. */
+  function clockItems(game, m) {
+    var clock = m.clock;
+    if (!clock || typeof clock !== "object") return [];
+    var seats = Object.keys(clock).sort(function (a, b) { return Number(a) - Number(b); });
+    var out = [];
+    seats.forEach(function (k) {
+      var c = clock[k] || {};
+      var words = [];
+      if (typeof c.used === "number") words.push("used " + formatUsed(c.used));
+      if (typeof c.left === "number") words.push("left " + formatClock(c.left));
+      if (!words.length) return;
+      var who = seats.length > 1 || String(m.seat) !== k ? seatLabel(game, Number(k)) + " " : "";
+      out.push(el("span", { class: "clock", "data-seat": k,
+                            "data-used": typeof c.used === "number" ? c.used : null,
+                            "data-left": typeof c.left === "number" ? c.left : null,
+                            text: " \u00b7 " + who + words.join(", ") }));
+    });
+    return out;
   }
 
   function showResult(outcome, reason, matchId) {
