@@ -44,15 +44,6 @@ def flag_policy(section: str, value: str, allowed: tuple[timecontrol.FlagPolicy,
         raise ConfigError(f"{section}.on_flag {e}") from None
 
 
-def per_move_only(section: str, control: TimeControl | None) -> None:
-    """For a game whose protocol does not run banks yet: only a per-move limit (or none)."""
-    if control is not None and not control.plain:
-        raise ConfigError(
-            f"{section}.clock: {control.notation()!r}: {section} takes a per-move limit only so far (e.g. 60s); "
-            "banks, setup budgets and game caps run in Kalaha"
-        )
-
-
 def no_setup(section: str, control: TimeControl | None) -> None:
     """For a game without a setup phase: a ``setup=`` budget is a mistake, not ignored."""
     if control is not None and control.setup is not None:
@@ -228,6 +219,7 @@ class StrategoConfig:
     allow_illegal: bool = False
     quit_grace: float = 1.0
     clock: TimeControl | None = _clock()  # the time control of each AI; None = timeout per reply
+    clock_lines: bool = False  # a CLOCK line before each board view (opt-in: the UCC protocol has none)
     state_dir: str = "stratego"  # logs and results (relative to the working directory)
 
     @property

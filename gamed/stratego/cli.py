@@ -65,18 +65,22 @@ class Arguments(types.SimpleNamespace):
             pause=True,  # --pause / --no-pause
             quit_grace=1.0,  # --quit-grace
             max_line=65536,  # --max-line
+            clock=None,  # --clock: a gamed.timecontrol.TimeControl (its move limit replaces -T)
+            clock_lines=False,  # --clock-lines
         )
         self.__dict__.update(fields)
 
     def match_options(self) -> MatchOptions:
         return MatchOptions(
             max_turns=self.max_turns,
-            timeout=self.timeout,
+            timeout=self.timeout if self.clock is None else self.clock.move,
             allow_illegal=self.allow_illegal,
             pause=self.pause,
             quit_grace=self.quit_grace,
             stall=self.stall,
             max_line=self.max_line,
+            clock=self.clock,
+            clock_lines=self.clock_lines,
         )
 
 
@@ -170,6 +174,16 @@ def parse_arguments(argv: list[str]) -> Arguments:
                 raise _ShowManual()
             if name in ("--pause", "--no-pause") and not eq:
                 args.pause = name == "--pause"
+            elif name == "--clock-lines" and not eq:
+                args.clock_lines = True
+            elif name == "--clock":
+                from gamed.timecontrol import TimeControlError, parse
+
+                value = value if eq else next_value("time control after --clock switch!")
+                try:
+                    args.clock = parse(value)
+                except TimeControlError as e:
+                    raise _error(f'Invalid time control "{value}" for --clock: {e}') from None
             elif name == "--quit-grace":
                 value = value if eq else next_value("value after --quit-grace switch!")
                 grace = _seconds(value, name)

@@ -78,6 +78,7 @@ class ProgramDialog:
         self._at_eof = False
         self._pending = None  # the awaitable of the reply being asked for
         self._timer = None  # its timeout
+        self._deadline: float | None = None  # the clock's (--clock): the instant the replies asked for are due
         # writing and the end
         self._gone = False  # more than OUTPUT_LIMIT waited for it
         self._pid: int | None = None
@@ -126,6 +127,11 @@ class ProgramDialog:
                 break
             lines.append(line)
         return lines
+
+    def time_left(self, seconds: float | None) -> None:
+        """Under a clock (--clock): the next reply (or the four setup lines) is due ``seconds``
+        from now (None: no such instant), and the per-line timeout still holds for each line."""
+        self._deadline = None if seconds is None else self._seconds() + seconds
 
     def start(self) -> None:
         if self.valid:
@@ -198,8 +204,13 @@ class ProgramDialog:
         assert self._pending is None, "one ask at a time"
         waiter = self._pending = self._waiter()
         self._deliver()
-        if self._pending is waiter and self._timeout is not None:
-            self._timer = self._call_later(self._timeout, self._on_timeout)
+        if self._pending is waiter:
+            delay = self._timeout
+            if self._deadline is not None:
+                left = max(0.0, self._deadline - self._seconds())
+                delay = left if delay is None else min(delay, left)
+            if delay is not None:
+                self._timer = self._call_later(delay, self._on_timeout)
         return waiter
 
     def _deliver(self) -> None:

@@ -8,9 +8,7 @@ from gamed.registry import Game, GameContext
 
 
 def _validate(st: Any) -> None:
-    from gamed.config import ConfigError, per_move_only
-
-    per_move_only("stratego", st.clock)
+    from gamed.config import ConfigError
 
     if st.rounds and len(st.ai) < 2:
         raise ConfigError("stratego.rounds needs at least two AI programs in [stratego.ai.<name>]")

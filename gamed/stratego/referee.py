@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import enum
 import math
+import time
 from collections.abc import Awaitable, Callable, Iterable
 
 from gamed.stratego import rules
@@ -60,6 +61,30 @@ def draw_after(turn: int) -> str:
 
 def timeout_reason(seconds: float) -> str:
     return f"Response timeout after {seconds:2f} seconds."
+
+
+def out_of_time_reason(control) -> str:
+    """The reason of a side whose clock ran out (--clock with a bank)."""
+    return f"Ran out of time ({control.notation()})."
+
+
+def time_cap_reason(seconds: float) -> str:
+    return f"Game reached its time cap ({seconds:g} seconds)."
+
+
+def clock_line(budget: float | None, banks) -> str:
+    """``CLOCK <seconds for this reply> RED=<bank> BLUE=<bank>`` (--clock-lines; ``-`` for none)."""
+    def field(value):
+        return "-" if value is None else f"{value:.3f}"
+
+    return f"CLOCK {field(budget)} RED={field(banks[0])} BLUE={field(banks[1])}"
+
+
+def _time_left(seat, seconds: float | None) -> None:
+    """Tell a program seat the most its next reply may take (a seat without a clock ignores it)."""
+    set_budget = getattr(seat, "time_left", None)
+    if set_budget is not None:
+        set_budget(seconds)
 
 
 def bad_setup_reason(who: str) -> str:
@@ -211,15 +236,18 @@ class Ready:
 class MatchOptions(
     collections.namedtuple(
         "MatchOptions",
-        "max_turns timeout allow_illegal pause quit_grace stall max_line",
-        defaults=(5000, 2.0, False, True, 1.0, 0.0, 65536),
+        "max_turns timeout allow_illegal pause quit_grace stall max_line clock clock_lines",
+        defaults=(5000, 2.0, False, True, 1.0, 0.0, 65536, None, False),
     )
 ):
     """What the command-line switches set for one match (immutable; ``_replace`` changes a copy):
 
     ``max_turns`` (-m; None: no limit), ``timeout`` (-T, seconds; None: none), ``allow_illegal``
     (-i), ``pause`` (--pause/--no-pause), ``quit_grace`` (--quit-grace, seconds), ``stall`` (-t,
-    seconds; math.inf waits for the operator), ``max_line`` (--max-line, bytes)."""
+    seconds; math.inf waits for the operator), ``max_line`` (--max-line, bytes), ``clock``
+    (--clock: a ``gamed.timecontrol.TimeControl`` with a bank, setup budget or game cap; None: the
+    ``timeout`` per reply alone, as the original manager), ``clock_lines`` (--clock-lines: a
+    ``CLOCK`` line before each board view)."""
 
     __slots__ = ()
 
@@ -299,6 +327,12 @@ class StrategoReferee:
         self._wait_for_operator = wait_for_operator
         self._acceptables = (self._acceptable(RED), self._acceptable(BLUE))
         self.aborted = False
+        # The clocks (--clock): each side's bank, charged by the seconds its replies took.
+        control = options.clock
+        self.control = control
+        self.banks: list[float | None] = [None if control is None else control.bank] * 2
+        self.timing: dict[int, dict] = {}  # the last half-move's clock (used, left), for the records
+        self._started_at: float | None = None
 
     def spectator_state(self, over: bool = False) -> dict:
         """The board as spectators may see it (``rules.board_spectator_state``): pieces whose type
@@ -375,7 +409,11 @@ class StrategoReferee:
             side = None if not (red.valid or blue.valid) else (RED if not red.valid else BLUE)
             raise _End(side, Outcome.BAD_SETUP, bad_setup_reason("BOTH players" if side is None else COLOURS[side]))
         ok = []
+        control = self.control
+        self._started_at = self._now()
         for seat, opponent, side in ((red, blue, RED), (blue, red, BLUE)):
+            if control is not None and control.setup is not None:
+                _time_left(seat, control.setup)  # the four setup lines, on their own budget
             lines = await seat.setup(COLOURS[side], opponent.argument)
             ok.append(place_setup(self.board, side, list(lines)[:4]))
         if not any(ok):
@@ -418,13 +456,24 @@ class StrategoReferee:
         self._attrition(side)
         if self._on_board is not None:
             self._on_board(self, False)
+        budget = self._budget(side)
+        if self.control is not None and not self.control.plain:
+            _time_left(seat, budget)
+        if self.options.clock_lines and not getattr(seat, "human", False):
+            seat.tell(clock_line(budget if budget is not None else self.options.timeout, self.banks))
+        asked = self._now()
         reply = await seat.move(self.board.view(side), self._acceptables[side])
         if self.aborted:
             raise _Quit()
+        self._charge(side, self._now() - asked, reply is TIMEOUT)
         self.half_moves += 1
         prefix = f"{self.turn} {SHORT[side]}: "
         if reply is TIMEOUT or reply is None:
             self.write(prefix)
+            if reply is TIMEOUT and self._capped():
+                raise _End(side, Outcome.DRAW_DEFAULT, time_cap_reason(self.control.game))
+            if reply is TIMEOUT and self.control is not None and not self.control.plain:
+                raise _End(side, Outcome.ILLEGAL, out_of_time_reason(self.control))
             if reply is TIMEOUT:
                 raise _End(side, Outcome.ILLEGAL, timeout_reason(self.options.timeout or 0.0))
             raise _End(side, Outcome.ILLEGAL, UNINTELLIGIBLE)
@@ -436,6 +485,38 @@ class StrategoReferee:
             s.tell(confirmation)
         if self.options.stall:
             await self._stall()
+
+    # --- the clocks (--clock) ------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return self.clock.seconds() if self.clock is not None else time.monotonic()
+
+    def _budget(self, side: int) -> float | None:
+        """The most ``side``'s next reply may take under the clock (None: no clock but -T)."""
+        control = self.control
+        if control is None or control.plain:
+            return None
+        bank = self.banks[side]
+        budget = control.move if bank is None else (bank if control.move is None else min(control.move, bank))
+        if control.game is not None and self._started_at is not None:
+            left = max(0.0, self._started_at + control.game - self._now())
+            budget = left if budget is None else min(budget, left)
+        return budget
+
+    def _charge(self, side: int, used: float, flagged: bool) -> None:
+        control = self.control
+        if control is None:
+            return
+        bank = self.banks[side]
+        if bank is not None:
+            bank = max(0.0, bank - used) + (0.0 if flagged else control.increment)
+            self.banks[side] = bank
+        self.timing = {side: {"used": round(used, 3), "left": None if bank is None else round(bank, 3), "credit": 0.0}}
+
+    def _capped(self) -> bool:
+        control = self.control
+        return (control is not None and control.game is not None and self._started_at is not None
+                and self._now() >= self._started_at + control.game)
 
     def _judge(self, side: int, reply: str, prefix: str) -> str:
         """Apply ``reply``; returns the confirmation, or raises _End (logging the move line)."""

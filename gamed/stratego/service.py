@@ -46,6 +46,8 @@ def match_options(config: StrategoConfig) -> MatchOptions:
         allow_illegal=config.allow_illegal,
         pause=config.pause,
         quit_grace=config.quit_grace,
+        clock=None if config.time_control.plain else config.time_control,
+        clock_lines=config.clock_lines,
     )
 
 
@@ -87,6 +89,7 @@ def identity(config: StrategoConfig, ais: list[AiProgram], rounds: int) -> dict:
         "match": {
             "max_turns": config.max_turns,
             "timeout": config.time_control.move or 0,
+            **({} if config.time_control.plain else {"clock": config.time_control.notation()}),
             "pause": config.pause,
             "allow_illegal": config.allow_illegal,
         },
@@ -335,7 +338,9 @@ class StrategoService(GameService):
             "timeout": self.config.time_control.move,
             "allow_illegal": self.config.allow_illegal,
         }
-        return self.hub.open("stratego", seats, options, referee.spectator_state(), self._clocks(0))
+        if not self.config.time_control.plain:
+            options["clock"] = self.config.time_control.notation()
+        return self.hub.open("stratego", seats, options, referee.spectator_state(), self._clocks(referee, 0))
 
     def _moved(self, table: LiveTable, referee: StrategoReferee, side: int, move: str) -> None:
         # The move ends the game (a captured flag, or the other side has nothing left to move):
@@ -343,13 +348,16 @@ class StrategoService(GameService):
         over = move.endswith("VICTORY_FLAG") or referee.board.mobile_count(1 - side) == 0
         try:
             if over:
-                table.moved(side, move, referee.spectator_state(over=True), None, None)
+                table.moved(side, move, referee.spectator_state(over=True), None, None, timing=referee.timing)
             else:
-                table.moved(side, move, referee.spectator_state(), 1 - side, self._clocks(1 - side))
+                table.moved(side, move, referee.spectator_state(), 1 - side, self._clocks(referee, 1 - side),
+                            timing=referee.timing)
         except Exception:
             self._log.failure("stratego: the live table could not take a move")
 
-    def _clocks(self, side: int) -> dict | None:
+    def _clocks(self, referee: StrategoReferee, side: int) -> dict | None:
+        if referee.control is not None and referee.control.bank is not None:
+            return dict(enumerate(referee.banks))
         timeout = self.config.time_control.move
         return None if timeout is None else {s: (timeout if s == side else None) for s in (0, 1)}
 

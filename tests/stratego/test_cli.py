@@ -188,7 +188,7 @@ def test_the_manual_describes_every_switch_the_protocol_and_the_exit_status(caps
     assert code == 0
     assert out == cli.manual_text()
     for word in ("-g", "-p", "-i", "-r", "-b", "-o", "-t", "-T", "-m", "-f", "-h, --help", "--pause", "--no-pause",
-                 "--quit-grace", "--max-line", "@human", "QUIT <result line>", "START", "BOTHDIE", "SURRENDER",
+                 "--quit-grace", "--max-line", "--clock", "--clock-lines", "@human", "QUIT <result line>", "START", "BOTHDIE", "SURRENDER",
                  "NAME COLOUR OUTCOME TURN RED_VALUE BLUE_VALUE", "DRAW_DEFAULT", "BAD_SETUP", "EXIT STATUS", "128+N"):
         assert word in out, word
 
