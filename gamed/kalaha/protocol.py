@@ -126,13 +126,15 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self.token_command(args)
 
     def _table(self, args: list[str]) -> None:
+        args, control = textwire.take_clock(args, Code.BAD_ARGUMENTS, "usage: TABLE [<table>] CLOCK <time control>, e.g. CLOCK 5m+2s")
         if len(args) > 1 or (args and not valid_name(args[0])):
             return self._error(Code.BAD_ARGUMENTS, "usage: TABLE [<table>] (1-32 letters, digits, _ . -)")
         if self._not_in_lobby() or self._guest_refused():
             return
         table = args[0] if args else None
-        self.send_lines([f"OK TABLE {table or '-'}"])
-        self._join(table, f"at table {table}" if table else "for an opponent")
+        asked = "" if control is None else f" CLOCK {control.notation()}"
+        self.send_lines([f"OK TABLE {table or '-'}{asked}"])
+        self._join(self.service.table_key(table, control), f"at table {table}" if table else "for an opponent")
 
     def _meet(self, args: list[str]) -> None:
         if len(args) != 1 or not valid_name(args[0]):

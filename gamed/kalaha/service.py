@@ -17,6 +17,8 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
+from gamed import timecontrol
+from gamed.timecontrol import TimeControl
 from gamed.config import KalahaConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
 from gamed.kalaha import ai, rules, wire
@@ -90,7 +92,18 @@ class KalahaService(GameService):
 
     # --- games -----------------------------------------------------------------------------
 
+    @staticmethod
+    def table_key(table: str | None, control: TimeControl | None) -> str | None:
+        """The lobby table: players meet at the same name and the same time control they asked
+        for (``<name>/<time control>``; a table name has no ``/``)."""
+        if control is None:
+            return table
+        return f"{table or ''}/{control.notation()}"
+
     def _seat(self, members: list[Hashable], table: str | None) -> None:
+        control = None
+        if table is not None and "/" in table:
+            control = timecontrol.parse(table.split("/", 1)[1])
         first, second = members
         mode = self.config.first
         self._tables += 1
@@ -98,15 +111,15 @@ class KalahaService(GameService):
             first, second = second, first
         elif mode == "random" and self.rng.random() < 0.5:
             first, second = second, first
-        self._start({A: first, B: second})
+        self._start({A: first, B: second}, control)
 
-    def _start(self, players: dict[str, IKalahaPlayer]) -> KalahaGame:
+    def _start(self, players: dict[str, IKalahaPlayer], control: TimeControl | None = None) -> KalahaGame:
         game = KalahaGame(
             next(self._ids),
             players,
             self.clock,
             move_time=self.config.move_time,
-            control=self.config.time_control,
+            control=control if control is not None else self.config.time_control,
             strikes=self.config.strikes,
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,

@@ -156,13 +156,19 @@ ACCOUNT_COMMANDS = (
 )
 
 
+# ``HELP CLOCKS``: time controls (docs/clocks.md), apart so that ``HELP`` stays as it was.
+CLOCK_COMMANDS = textwire.CLOCK_COMMANDS + (
+    ("TABLE", "[<table>] CLOCK <time control>", "wait for a player who asks for the same time control (e.g. CLOCK 5m+2s)"),
+)
+
+
 def help_lines(topic: str | None = None) -> list[str]:
     """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) or ``HELP
     CLOCKS``."""
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 16)
     if topic is not None and topic.upper() == "CLOCKS":
-        return textwire.help_lines(textwire.CLOCK_COMMANDS, 16)
+        return textwire.help_lines(CLOCK_COMMANDS, 16)
     return textwire.help_lines(COMMANDS, 16)
 
 
