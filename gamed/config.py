@@ -80,7 +80,7 @@ class KalahaConfig:
     strike_people: bool = False  # refused lines of people (drawings on) on their own turn are strikes too
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
     clock: TimeControl | None = _clock()  # the time control; None = move_time per move
-    on_flag: str = "lose"  # when a player's time runs out: lose (the only policy Kalaha has so far)
+    on_flag: str = "lose"  # when a player's time runs out: lose, or default (its lowest pit is sown; a strike)
 
     @property
     def time_control(self) -> TimeControl:
@@ -167,7 +167,7 @@ class Connect4Config:
     match_games: int = 100  # the most games one MATCH command may ask for
     grace: float | None = None  # seconds a dropped seat is kept for its return; None = [players] grace
     clock: TimeControl | None = _clock()  # the time control of people's tables; None = move_time per move
-    on_flag: str = "lose"  # when a player's time runs out: lose
+    on_flag: str = "lose"  # when a player's time runs out: lose, or default (the middle-most open column; a strike)
 
     @property
     def time_control(self) -> TimeControl:

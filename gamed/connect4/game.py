@@ -23,7 +23,7 @@ from gamed.connect4.wire import Code, Reason
 from gamed.roundtrip import round_trip
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.seats import ISeatGame, Seat
-from gamed.timecontrol import TimeControl
+from gamed.timecontrol import FlagPolicy, TimeControl
 
 
 class GameError(Exception):
@@ -61,6 +61,7 @@ class Connect4Game:
         on_end: Callable[[Connect4Game], None] = lambda game: None,
         on_move: Callable[[Connect4Game, int, int, int], None] | None = None,
         control: TimeControl | None = None,
+        on_flag: FlagPolicy = FlagPolicy.LOSE,
     ):
         self.id = game_id
         self.seats: dict[int, Seat] = {}
@@ -83,7 +84,13 @@ class Connect4Game:
         self._on_end = on_end
         self._on_move = on_move
         self._away: set[int] = set()  # the seats it was told are away
-        self._turns = TurnScheduler(clock, self._turn_closed, strikes=StrikePolicy(limit=1), control=self.control)
+        # A player out of time loses (LOSE), or, with DEFAULT, the middle-most open column is
+        # played for it and it is struck (the game's strikes: at the limit it loses).
+        self.on_flag = on_flag
+        self._turns = TurnScheduler(
+            clock, self._turn_closed, strikes=StrikePolicy(limit=0 if on_flag is FlagPolicy.DEFAULT else 1),
+            control=self.control, on_flag=on_flag if on_flag is FlagPolicy.DEFAULT else None,
+        )
 
     def sit(self, seat: Seat, engine: EnginePlayer | None = None) -> None:
         """Put ``seat`` (its ``number`` is the player, 0 or 1) in the game; ``engine`` plays it
@@ -242,11 +249,20 @@ class Connect4Game:
         if turn.capped:  # the game has lasted as long as its time control allows: a draw
             self._end(Reason.TIMEOUT, winner=None, culprit=None)
             return
-        if turn.timed_out:
+        if p in turn.defaults and p not in self.engines:  # on_flag = default: a strike, and the middle column
+            self.strikes[p] += 1
+            self.seats[p].strikes = self.strikes[p]
+            if self.strike_limit and self.strikes[p] >= self.strike_limit:
+                self._end(Reason.TIMEOUT, winner=other(p), culprit=p)
+                return
+            middle = (self.board.width - 1) / 2
+            column = min(self.board.legal_columns(), key=lambda c: (abs(c - middle), c))
+        elif turn.timed_out:  # (an engine keeps its own board: it loses on time whatever the policy)
             self._end(Reason.TIMEOUT, winner=other(p), culprit=p)
             return
+        else:
+            column = turn.actions[p][-1]
         self.timing = {p: turn.clock_entry(p)}
-        column = turn.actions[p][-1]
         try:
             row = self.board.drop(column)
         except IllegalMove:  # pragma: no cover - checked in move()

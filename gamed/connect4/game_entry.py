@@ -13,7 +13,7 @@ def _validate(c4: Any) -> None:
     from gamed.timecontrol import FlagPolicy
 
     no_setup("connect4", c4.clock)
-    flag_policy("connect4", c4.on_flag, (FlagPolicy.LOSE,))
+    flag_policy("connect4", c4.on_flag, (FlagPolicy.LOSE, FlagPolicy.DEFAULT))
 
     if not (4 <= c4.width <= 16 and 4 <= c4.height <= 16):
         raise ConfigError(f"connect4.width and connect4.height must be 4 to 16, not {c4.width}x{c4.height}")

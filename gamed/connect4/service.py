@@ -34,7 +34,7 @@ from gamed.seats import SeatBook, record_seat
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits, WriteBatch
 from gamed import timecontrol
-from gamed.timecontrol import TimeControl
+from gamed.timecontrol import FlagPolicy, TimeControl
 
 # The service's settings are the [connect4] section of the configuration.
 Connect4Settings = Connect4Config
@@ -419,6 +419,7 @@ class Connect4Service(GameService):
             board,
             self.clock,
             control=control if control is not None else self.config.time_control,
+            on_flag=FlagPolicy(self.config.on_flag),
             strikes=self.config.strikes,
             grace=self.seats.grace,
             on_end=self._ended,

@@ -25,7 +25,7 @@ from gamed.kalaha.rules import A, B, SIDES, Move, Outcome, Position, Reason, oth
 from gamed.roundtrip import round_trip
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.seats import ISeatGame, Seat, SeatBook
-from gamed.timecontrol import TimeControl
+from gamed.timecontrol import FlagPolicy, TimeControl
 
 
 class IKalahaPlayer(Interface):
@@ -75,6 +75,7 @@ class KalahaGame:
         on_move: Callable[[KalahaGame, Move], None] | None = None,
         seats: SeatBook | None = None,
         control: TimeControl | None = None,
+        on_flag: FlagPolicy = FlagPolicy.LOSE,
     ):
         self.id = game_id
         self.book = seats if seats is not None else SeatBook(clock, 0)
@@ -103,8 +104,13 @@ class KalahaGame:
         self.control = control if control is not None else TimeControl.per_move(move_time)
         self.move_time = self.control.move
         self.timing: dict[int, dict] = {}  # the last move's clock (used, left, credit), for the records
-        # Kalaha allows no pass, so the first timeout ends the game (one strike): it loses.
-        self._turns = TurnScheduler(clock, self._turn_closed, strikes=StrikePolicy(limit=1), control=self.control)
+        # Kalaha allows no pass: a player out of time loses (LOSE), or, with DEFAULT, its lowest
+        # legal pit is sown for it and it is struck (the game's strikes: at the limit it loses).
+        self.on_flag = on_flag
+        self._turns = TurnScheduler(
+            clock, self._turn_closed, strikes=StrikePolicy(limit=0 if on_flag is FlagPolicy.DEFAULT else 1),
+            control=self.control, on_flag=on_flag if on_flag is FlagPolicy.DEFAULT else None,
+        )
 
     def player(self, side: str) -> IKalahaPlayer | None:
         """Who plays ``side`` now: its connection, the program, or None while the seat is away."""
@@ -256,11 +262,19 @@ class KalahaGame:
         if turn.capped:  # the game has lasted as long as its time control allows: a draw
             self._end(Reason.TIMEOUT, winner=None, culprit=None)
             return
-        if turn.timed_out:  # a loss for the player out of time, as in every game of gamed
+        if side in turn.defaults:  # out of time under on_flag = default: a strike, and its lowest pit
+            self.strikes[side] += 1
+            self.seats[side].strikes = self.strikes[side]
+            if self.strike_limit and self.strikes[side] >= self.strike_limit:
+                self._end(Reason.TIMEOUT, winner=other(side), culprit=side)
+                return
+            move: Move = rules.play(self.position, self.position.legal_moves()[0])
+        elif turn.timed_out:  # a loss for the player out of time, as in every game of gamed
             self._end(Reason.TIMEOUT, winner=other(side), culprit=side)
             return
+        else:
+            move = turn.actions[side][-1]
         self.timing = {SIDES.index(side): turn.clock_entry(side)}
-        move: Move = turn.actions[side][-1]
         self.position = move.position
         self.moves.append(move)
         for _, player in self._present():

@@ -15,7 +15,7 @@ def _validate(k: Any) -> None:
 
     if k.first not in FIRST_CHOICES:
         raise ConfigError(f"kalaha.first must be one of {', '.join(FIRST_CHOICES)}, not {k.first!r}")
-    flag_policy("kalaha", k.on_flag, (FlagPolicy.LOSE,))
+    flag_policy("kalaha", k.on_flag, (FlagPolicy.LOSE, FlagPolicy.DEFAULT))
     no_setup("kalaha", k.clock)
 
 

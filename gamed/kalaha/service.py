@@ -18,7 +18,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from gamed import timecontrol
-from gamed.timecontrol import TimeControl
+from gamed.timecontrol import FlagPolicy, TimeControl
 from gamed.config import KalahaConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
 from gamed.kalaha import ai, rules, wire
@@ -120,6 +120,7 @@ class KalahaService(GameService):
             self.clock,
             move_time=self.config.move_time,
             control=control if control is not None else self.config.time_control,
+            on_flag=FlagPolicy(self.config.on_flag),
             strikes=self.config.strikes,
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,

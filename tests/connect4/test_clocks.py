@@ -97,3 +97,16 @@ def test_play_an_engine_on_a_clock():
     lines = c.read()
     assert lines[0] == "START 1 0 7x6 gamed:1" and lines[1] == "TIMECONTROL 3m+2s", lines
     assert lines[-2:] == ["CLOCK 180.000 0=180.000 1=180.000", "YOURMOVE 180 0 1 2 3 4 5 6"]
+
+
+def test_on_flag_default_plays_the_middle_most_open_column_and_strikes():
+    service = make_service(clock=parse("5s"), on_flag="default", strikes=2)
+    a, b = seated(service, "TABLE t1")
+    a.read(), b.read()
+    service.clock.advance(5)
+    assert "PLAYED 0 3 0" in b.read()
+    assert service.games[1].strikes == {0: 1, 1: 0}
+    b.send("3")
+    a.read()
+    service.clock.advance(5)
+    assert a.read()[-2] == "RESULT LOSE TIMEOUT 1 -1 -1 -1 -1"

@@ -62,3 +62,15 @@ def test_the_game_cap_ends_the_game_as_a_draw():
     service.clock.advance(0.001)
     assert "RESULT DRAW TIMEOUT the game reached its time cap (30s)" in a.read()
     assert "RESULT DRAW TIMEOUT the game reached its time cap (30s)" in b.read()
+
+
+def test_on_flag_default_sows_the_lowest_pit_and_strikes_until_the_limit():
+    service = make_service(pair_delay=0.5, time_control=parse("5s"), on_flag="default", strikes=2)
+    a, b = seated(service, "TABLE t1")
+    a.read(), b.read()
+    service.clock.advance(5)  # A's time runs out: A1 is sown for it (its lowest pit), a strike
+    assert b.read()[0] == "PLAYED A A1 SOWN 6 EXTRA"  # the last stone in the store: A again
+    assert a.read()[-1].startswith("YOURMOVE 5 A2 ")
+    assert service.games[1].strikes == {"A": 1, "B": 0}
+    service.clock.advance(5)  # the second time: the strike limit, a loss on time
+    assert "RESULT LOSE TIMEOUT you did not move within 5 s" in a.read()
