@@ -168,7 +168,7 @@ def help_lines(topic: str | None = None) -> list[str]:
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 16)
     if topic is not None and topic.upper() == "CLOCKS":
-        return textwire.help_lines(CLOCK_COMMANDS, 16)
+        return textwire.help_lines(CLOCK_COMMANDS, 30)
     return textwire.help_lines(COMMANDS, 16)
 
 

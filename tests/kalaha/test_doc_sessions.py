@@ -32,6 +32,8 @@ def test_the_document_has_its_sessions():
         "Playing the computer",
         "A guest comes back with its resume token",
         "A registered player logs in and comes back",
+        "A timed game",
+        "Out of time",
         "A seat not back in time forfeits",
     ]
 
