@@ -30,6 +30,7 @@ SETUPS = {
     "Logging in, dropping and coming back": {"accounts": {"alice": "7rTq2xKbW9mZ4pLc8vNs3dYe"}},
     "A seat not taken back in time": {"grace": 10.0, "tick": 1.0},
     "A server for registered players only": {"accounts": {"frank": "Xk3vQ9pLm2Rz7TbW4yNc8dHe"}, "guests": False},
+    "Two programs on a clock": {"tick": 0.5},  # bob's bank runs out while he waits
 }
 
 
@@ -43,6 +44,7 @@ def test_the_document_has_its_sessions():
         "A guest takes its seat back with its resume token",
         "A seat not taken back in time",
         "A server for registered players only",
+        "Two programs on a clock",
     ]
 
 
