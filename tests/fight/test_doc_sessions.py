@@ -15,6 +15,7 @@ from twisted.internet.task import Clock
 from gamed import seats
 from gamed.config import FightConfig, PlayersConfig
 from gamed.players import Players
+from gamed.timecontrol import parse
 from tests.docsessions import DOCS, replay_in_memory, sessions
 from tests.fight.harness import Client, ai, gui, make_service
 from tests.memaccounts import MemoryAccounts
@@ -25,7 +26,7 @@ SESSIONS = sessions("virtual-fight.md")
 # other tests: no pair delay, observer events sent at once) except the turn limit.
 SETTINGS = {"pair_delay": FightConfig().pair_delay, "gui_interval": FightConfig().gui_interval, "max_turns": 3}
 # Sessions recorded with other settings, as the document says before each of them.
-SESSION_SETTINGS = {"Away too long": {"grace": 8}}
+SESSION_SETTINGS = {"Away too long": {"grace": 8}, "A team out of time": {"time_control": parse("4s+1s")}}
 # The accounts of the document's sessions, with the tokens it shows ("gamed player add" prints a
 # random one), and the resume tokens the sessions show, handed out in this order.
 ACCOUNTS = {"ann": "ann-token-0123456789", "ben": "ben-token-0123456789"}
@@ -45,6 +46,7 @@ def test_the_document_has_its_sessions():
         "A guest comes back with its resume token",
         "Away too long",
         "Refused logins",
+        "A team out of time",
     ]
 
 
