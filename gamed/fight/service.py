@@ -164,7 +164,8 @@ class FightService(GameService):
         }
         if not c.time_control.plain:
             options["clock"] = c.time_control.notation()
-        return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls))
+        clocks = None if c.time_control.plain else dict(enumerate(game.banks()))
+        return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls), clocks)
 
     def _turned(self, game: FightGame, resolution: Resolution) -> None:
         table = self.live.get(game.id)

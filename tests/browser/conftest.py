@@ -170,7 +170,7 @@ def site(browser, tmp_path_factory):
     args = gamed_args(
         "--config", str(config),
         "--web", LOOPBACK, "--records", str(records), "--max-per-peer", "0", "--line-rate", "0",
-        "--kalaha-move-time", "0", "--fight-turn-time", "20",
+        "--kalaha-move-time", "0", "--fight-clock", "10m+0,move=20s",
         "--connect4", LOOPBACK, "--connect4-engines", "", "--connect4-move-time", "0",
         kalaha=LOOPBACK, fight=LOOPBACK, fight_gui="none",
     )

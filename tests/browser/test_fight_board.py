@@ -110,3 +110,30 @@ def test_a_fight_replay_lists_each_turns_moves_shots_and_deaths(site, page, conn
     assert text.startswith("turn 1: 0.0 shoots down (own)"), text
     assert f"0.1 dies at {rc(below)}" in text and f"0.2 moves to {rc(moved)}" in text, text
     screenshot(page, "fight-replay")
+
+
+def test_every_teams_bank_runs_during_a_simultaneous_turn(site, page, connect):
+    # The site's Virtual Fight plays on a chess clock (10m+0, 20 s a turn at most).
+    red = FightTeam(connect, "ruby", "fclock")
+    blue = FightTeam(connect, "navy", "fclock")
+    assert red.wait_ready() == "READY" and blue.wait_ready() == "READY"
+    table_id = find_table(site, "fight", "ruby", "navy")
+    page.get(f"{site.url}/game.html?id={table_id}")
+
+    def seconds(d, team):
+        found = d.find_elements(By.CSS_SELECTOR, f'#clocks li[data-seat="{team}"]')
+        value = found[0].get_attribute("data-seconds") if found else None
+        return None if value in (None, "", "null") else float(value)
+
+    wait_for(page, lambda d: all(seconds(d, t) is not None for t in (0, 1)), "both teams' banks")
+    start = [seconds(page, t) for t in (0, 1)]
+    assert all(590 < s <= 600 for s in start), start
+    wait_for(page, lambda d: all(seconds(d, t) < s - 0.4 for t, s in enumerate(start)), "both banks counting down")
+    for team in (red, blue):
+        for n in range(5):
+            team.act(n, "NONE")
+    assert red.wait_ready() == "READY"
+    blue.c.close()  # its team forfeits: the game ends
+    for n in range(5):
+        red.act(n, "NONE")
+    assert red.wait_ready() == "GAMEOVER&WIN"

@@ -786,9 +786,11 @@
       Object.keys(clocks).sort().forEach(function (k) {
         var v = clocks[k];
         var seat = Number(k);
-        if (v !== null && v !== undefined && seat === toMove) v = v - elapsed;
+        // The seat to move's clock runs; in a simultaneous turn (Virtual Fight) every team's does.
+        var running = seat === toMove || (toMove === null && table.game === "fight");
+        if (v !== null && v !== undefined && running) v = v - elapsed;
         list.appendChild(el("li", { "data-seat": seat, "data-seconds": v === null ? null : v,
-                                    class: "seat-" + seat + (seat === toMove ? " to-move" : "") }, [
+                                    class: "seat-" + seat + (running && !ended ? " to-move" : "") }, [
           el("span", { class: "name", text: seatAndName(table.game, table.players, seat) + ": " }),
           el("span", { class: "clock", text: formatClock(v) })
         ]));
