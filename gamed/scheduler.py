@@ -225,14 +225,20 @@ class TurnScheduler:
             return move
         return bank if move is None else min(move, bank)
 
-    def remaining(self, seat: Hashable | None = None) -> float | None:
+    def snapshot(self, seat: Hashable, seats: Iterable[Hashable]) -> tuple[float | None, list[tuple[Hashable, float | None]]]:
+        """What a ``CLOCK`` line tells ``seat``, all at one instant: its time for the open move
+        (``remaining``), and the bank of each of ``seats`` (``clock_left``)."""
+        now = self._clock.seconds()
+        return self.remaining(seat, now=now), [(s, self.clock_left(s, now=now)) for s in seats]
+
+    def remaining(self, seat: Hashable | None = None, now: float | None = None) -> float | None:
         """Seconds ``seat`` has left for its move in the open turn, as the player is told: without
         the round trip credited to it (None: no deadline, or no open turn for it). Without
         ``seat``: until the turn is over for every seat still playing."""
         turn = self.current
         if turn is None or turn.closed:
             return None
-        now = self._clock.seconds()
+        now = self._clock.seconds() if now is None else now
         if seat is None:
             waiting = [turn.shown.get(s) for s in turn.waiting_for]
             if not waiting or None in waiting:
@@ -243,7 +249,7 @@ class TurnScheduler:
         deadline = turn.shown.get(seat)
         return None if deadline is None else max(0.0, deadline - now)
 
-    def clock_left(self, seat: Hashable) -> float | None:
+    def clock_left(self, seat: Hashable, now: float | None = None) -> float | None:
         """What is left on ``seat``'s bank just now, counting down while its move is open (its
         credit first); None when the control has no bank."""
         entry = self.seat_clock(seat)
@@ -254,7 +260,8 @@ class TurnScheduler:
             return entry.bank
         if turn.setup and self.control.setup is not None:
             return entry.bank
-        spent = max(0.0, self._clock.seconds() - turn.opened - turn.credit.get(seat, 0.0))
+        now = self._clock.seconds() if now is None else now
+        spent = max(0.0, now - turn.opened - turn.credit.get(seat, 0.0))
         return max(0.0, entry.bank - spent)
 
     def running(self) -> frozenset[Hashable]:

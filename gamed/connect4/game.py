@@ -140,6 +140,10 @@ class Connect4Game:
         """What is left on player ``p``'s bank now (None without a bank)."""
         return self._turns.clock_left(p)
 
+    def clock_snapshot(self, p: int):
+        """Player ``p``'s time for its move and both banks, at one instant (the CLOCK line)."""
+        return self._turns.snapshot(p, (0, 1))
+
     def start(self) -> None:
         self._log.info("connect4 game {game} started: {a} vs {b}", game=self.id, a=self.names[0], b=self.names[1])
         for p, player in self._present():

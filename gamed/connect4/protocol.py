@@ -325,7 +325,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
     def your_move(self, game: Connect4Game, seconds: float | None) -> None:
         prompt = wire.your_move(game.board, seconds)
         if self.clock_lines(game.control):
-            self.send_lines([wire.clock(seconds, [(p, game.clock_left(p)) for p in (0, 1)]), prompt])
+            self.send_lines([wire.clock(*game.clock_snapshot(game.player_of(self))), prompt])
         else:
             self.send_lines([prompt])
 

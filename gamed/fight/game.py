@@ -251,9 +251,11 @@ class FightGame:
 
     # --- clocks ----------------------------------------------------------------------------
 
-    def turn_left(self, team: int) -> float | None:
-        """Seconds ``team`` has left for the open turn (None: no limit, or its turn is done)."""
-        return self._turns.remaining(team)
+    def clock_snapshot(self, team: int) -> tuple[float | None, list[float | None]]:
+        """At one instant: the seconds ``team`` has left for the open turn (None: no limit, or
+        its turn is done) and every team's bank, team 0 first (the CLOCK line)."""
+        left, banks = self._turns.snapshot(team, range(len(self.players)))
+        return left, [bank for _, bank in banks]
 
     def banks(self) -> list[float | None]:
         """What is left on each team's bank now (None without a bank), team 0 first."""

@@ -270,7 +270,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
             if not self._told_control:
                 self._told_control = True
                 lines.append(wire.time_control(game.control, team))
-            lines.append(wire.clock(game.turn_left(team), game.banks()))
+            lines.append(wire.clock(*game.clock_snapshot(team)))
         lines.append(wire.READY)
         self.send_lines(lines)
 

@@ -215,6 +215,10 @@ class KalahaGame:
         """What is left on ``side``'s bank now (None without a bank)."""
         return self._turns.clock_left(side)
 
+    def clock_snapshot(self, side: str):
+        """``side``'s time for its move and both banks, at one instant (the CLOCK line)."""
+        return self._turns.snapshot(side, SIDES)
+
     # --- ISeatGame: seats that come and go -----------------------------------------------------
 
     def seat_away(self, seat: Seat) -> None:

@@ -346,7 +346,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     def your_move(self, game: KalahaGame, seconds: float | None) -> None:
         prompt = wire.your_move(game.position, seconds)
         if self.clock_lines(game.control):
-            self.send_lines([wire.clock(seconds, [(s, game.clock_left(s)) for s in SIDES]), prompt])
+            self.send_lines([wire.clock(*game.clock_snapshot(self.side)), prompt])
         else:
             self.send_lines([prompt])
 
