@@ -23,6 +23,10 @@ daemon CPU (user + sys) per move / per turn, the clock's extra cost in per cent 
 median plain - 1; and the median of the per-round ratios), and MET / NOT MET against 5 %. The load
 average and the CPU that went to other programs are printed beside the figures.
 
+--plain-code COMMIT runs the plain daemons on that commit's gamed instead (``git archive`` into the
+log directory, ``PYTHONPATH`` pointing there), e.g. a commit from before the clocks, to see what the
+clock work costs a game that does not use it.
+
 A default run takes about 2.5 minutes (``make bench-clocks``); it is not part of ``make bench``.
 Exit status 0 whatever the figures, 2 when a daemon cannot start or a round cannot get going.
 """
@@ -31,7 +35,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -40,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fight_load  # noqa: E402 - the Virtual Fight bots and daemon
 import kalaha_load  # noqa: E402 - the Kalaha bots and daemon
 from common import (  # noqa: E402 - the shared benchmark machinery
+    ROOT,
     BenchError,
     choose_cpus,
     exit_on_sigterm,
@@ -121,7 +128,12 @@ def compare(args, game: str) -> dict:
     unit, make_daemon, one_round = GAMES[game]
     control = args.kalaha_clock if game == "kalaha" else args.fight_clock
     extra = {"plain": (), "clock": (f"--{game}-clock", control)}
-    daemons = {v: make_daemon(args, f"gamed-{v}", extra[v]).start() for v in VARIANTS}
+    daemons = {}
+    for v in VARIANTS:
+        d = make_daemon(args, f"gamed-{v}", extra[v])
+        if v == "plain" and args.plain_env is not None:
+            d.env = args.plain_env
+        daemons[v] = d.start()
     rounds = []
     try:
         for r in range(args.rounds):
@@ -172,9 +184,28 @@ def compare(args, game: str) -> dict:
     }
 
 
+def export_code(commit: str, where: str) -> tuple[dict[str, str], str]:
+    """``commit``'s gamed/ and twisted/ exported into the directory ``where``; the environment that
+    makes a daemon import it, and a description of it."""
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", f"{commit}^{{commit}}"], capture_output=True, text=True, cwd=ROOT, check=True
+        ).stdout.strip()
+        archive = subprocess.run(["git", "archive", sha, "gamed", "twisted"], capture_output=True, cwd=ROOT, check=True)
+        subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise BenchError(f"cannot export --plain-code {commit}: {e}") from None
+    env = dict(os.environ)
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(ROOT)]
+    env["PYTHONPATH"] = os.pathsep.join([str(where), *rest])
+    return env, f"commit {sha} (git archive, PYTHONPATH={where})"
+
+
 def report(results: dict) -> list[tuple[str, bool | None, str]]:
     a = results["args"]
     print_machine(results["machine"], "gamed/")
+    if results.get("plain_code"):
+        print(f"plain daemons' code: {results['plain_code']} (the clock daemons run the work tree)")
     print(
         f"pinning: daemons on CPU {a['server_cpu']}, bench on CPU {a['client_cpu']}; scheduling: {a['sched']}; "
         f"load average {results['load_before']} before, {results['load_after']} after (1, 5, 15 min)"
@@ -236,6 +267,10 @@ def parse_args(argv=None):
     p.add_argument("--fight-games", type=int, default=50, help="concurrent Virtual Fight games [%(default)s]")
     p.add_argument("--kalaha-clock", default="5m+2s", help="the clock side's --kalaha-clock [%(default)s]")
     p.add_argument("--fight-clock", default="5m+1s,move=5s", help="the clock side's --fight-clock [%(default)s]")
+    p.add_argument(
+        "--plain-code", metavar="COMMIT",
+        help="run the plain daemons on this commit's gamed (e.g. one from before the clocks) [the work tree]",
+    )  # fmt: skip
     p.add_argument("--seed", type=int, default=1, help="seed of the Kalaha bots' pit choice [%(default)s]")
     p.add_argument("--skip-kalaha", action="store_true", help="compare Virtual Fight only")
     p.add_argument("--skip-fight", action="store_true", help="compare Kalaha only")
@@ -276,6 +311,12 @@ def main(argv=None) -> int:
     logdir = tempfile.mkdtemp(prefix=PREFIX + "-")
     args.logdir = logdir
     t_start = perf()
+    code_dirs: list[str] = []  # --plain-code's export
+
+    def cleanup() -> None:
+        stop_all(logdir, args.keep_logs, "daemon")
+        for where in code_dirs:
+            shutil.rmtree(where, ignore_errors=True)
 
     def body() -> int:
         results["machine"] = machine(gamed_version())
@@ -285,7 +326,11 @@ def main(argv=None) -> int:
         args.sched = set_priority(args.nice)  # the daemons inherit it
         for sub in (args.kalaha_args, args.fight_args):
             sub.logdir, sub.server_cpu, sub.client_cpu, sub.sched = logdir, args.server_cpu, args.client_cpu, args.sched
-        results["args"] = {k: v for k, v in vars(args).items() if not k.endswith("_args")}
+        results["args"] = {k: v for k, v in vars(args).items() if not k.endswith(("_args", "_env"))}
+        args.plain_env = None
+        if args.plain_code:
+            code_dirs.append(tempfile.mkdtemp(prefix=PREFIX + "-code-"))
+            args.plain_env, results["plain_code"] = export_code(args.plain_code, code_dirs[0])
         results["load_before"] = load_average()
         if not args.skip_kalaha:
             print(f"kalaha: {args.kalaha_games} games, plain vs --kalaha-clock {args.kalaha_clock}, {args.rounds} rounds ...", flush=True)
@@ -297,7 +342,7 @@ def main(argv=None) -> int:
         note_code_change(results["machine"], gamed_version())
         return finish(results, report(results), t_start, args.json)
 
-    return guarded("clock_cost", body, lambda: stop_all(logdir, args.keep_logs, "daemon"))
+    return guarded("clock_cost", body, cleanup)
 
 
 if __name__ == "__main__":
