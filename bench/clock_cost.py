@@ -106,7 +106,7 @@ def kalaha_round(args, d, variant: str, r: int) -> dict:
 def fight_round(args, d, variant: str, r: int) -> dict:
     fargs = args.fight_args
     gen = fight_load.LoadGen(d.port, fargs)
-    gen.clocks = variant == "clock"
+    gen.clocks = variant == "clock" and not args.no_clocks_on
     w = fight_load.load_games(fargs, d, gen)
     w["count"] = w["turns"]
     w["clock_lines_per_op"] = w["clock_lines"] / w["turns"] if w["turns"] else float("nan")
@@ -221,7 +221,7 @@ def report(results: dict) -> list[tuple[str, bool | None, str]]:
         plain = "--kalaha-move-time 60" if game == "kalaha" else "--fight-turn-time 5"
         print(
             f"\n{title}: {c['games']} concurrent games, {a['window']:g} s window per round; plain = {plain}, "
-            f"clock = --{game}-clock {c['control']}" + (" + CLOCKS&ON" if game == "fight" else "")
+            f"clock = --{game}-clock {c['control']}" + (" + CLOCKS&ON" if game == "fight" and not a["no_clocks_on"] else "")
         )
         print(
             f"{'round':>5} {'us/' + unit + ' plain':>14} {'us/' + unit + ' clock':>14} {'clock/plain':>11} "
@@ -270,6 +270,11 @@ def parse_args(argv=None):
     p.add_argument(
         "--plain-code", metavar="COMMIT",
         help="run the plain daemons on this commit's gamed (e.g. one from before the clocks) [the work tree]",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-clocks-on", action="store_true",
+        help="the clock side's Fight bots do not send CLOCKS&ON (with --fight-clock 5s and --kalaha-clock 60s, "
+        "which send no clock lines, and --plain-code: the cost of the clock code to games without clock lines)",
     )  # fmt: skip
     p.add_argument("--seed", type=int, default=1, help="seed of the Kalaha bots' pit choice [%(default)s]")
     p.add_argument("--skip-kalaha", action="store_true", help="compare Virtual Fight only")
