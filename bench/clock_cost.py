@@ -338,10 +338,14 @@ def main(argv=None) -> int:
             args.plain_env, results["plain_code"] = export_code(args.plain_code, code_dirs[0])
         results["load_before"] = load_average()
         if not args.skip_kalaha:
-            print(f"kalaha: {args.kalaha_games} games, plain vs --kalaha-clock {args.kalaha_clock}, {args.rounds} rounds ...", flush=True)
+            print(
+                f"kalaha: {args.kalaha_games} games, plain vs --kalaha-clock {args.kalaha_clock}, {args.rounds} rounds ...", flush=True
+            )
             results["kalaha"] = compare(args, "kalaha")
         if not args.skip_fight:
-            print(f"fight: {args.fight_games} games, plain vs --fight-clock {args.fight_clock}, {args.rounds} rounds ...", flush=True)
+            print(
+                f"fight: {args.fight_games} games, plain vs --fight-clock {args.fight_clock}, {args.rounds} rounds ...", flush=True
+            )
             results["fight"] = compare(args, "fight")
         results["load_after"] = load_average()
         note_code_change(results["machine"], gamed_version())
