@@ -14,7 +14,7 @@ ifeq ($(LOG_FORMAT),json)
 LOGGER := --logger=gamed.logs.json_observer
 endif
 
-.PHONY: all run test unit integration bench examples check-python clean distclean
+.PHONY: all run test unit integration bench bench-clocks examples check-python clean distclean
 all: $(VENV)/.installed examples
 
 # Everything written in C: the Stratego example AI (used by the benchmark), and the Connect Four
@@ -72,6 +72,11 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/textline_held.py
 	$(BIN)/python bench/attack_load.py --short
 	$(BIN)/python bench/accounts_verify.py
+
+# What the clocks cost (issue 15): plain vs clock side by side, about 2.5 minutes; not in `make bench`.
+# It runs the work tree's gamed (PYTHONPATH), so the venv need not hold the newest install.
+bench-clocks: $(VENV)/.installed
+	$(BIN)/python bench/clock_cost.py
 
 clean:
 	rm -rf build *.egg-info twisted/plugins/dropin.cache .hypothesis

@@ -9,6 +9,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -70,6 +71,7 @@ class Server:
 
     live: list[Server] = []
     preexec = None  # run in the child before it starts (e.g. to die with this process)
+    env: dict[str, str] | None = None  # the child's environment; None = this process's
 
     def __init__(self, name: str, argv: list[str], ready: str, cpu: int | None, logdir: str):
         self.name = name
@@ -90,6 +92,7 @@ class Server:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=self.preexec,
+                env=self.env,
             )
         except OSError as e:
             raise BenchError(f"cannot start {self.name} ({self.argv[0]}): {e}; run `make` first?") from None
@@ -335,8 +338,10 @@ def start_profiler(args, server: Server, what, seconds: float, settle: float = 0
     """Start py-spy on ``server`` for the coming ``seconds`` (raw stacks in args.logdir); ``what``
     names the profile. --profile-native: C frames too, which makes py-spy pause the daemon."""
     spy = BIN / "py-spy"
-    if not spy.exists():
-        raise BenchError(f"--profile needs py-spy: {BIN / 'pip'} install py-spy")
+    if not spy.exists():  # the venv's, else one on PATH (e.g. pip install --target DIR py-spy, DIR/bin on PATH)
+        spy = shutil.which("py-spy")
+        if spy is None:
+            raise BenchError(f"--profile needs py-spy: {BIN / 'pip'} install py-spy (or py-spy on PATH)")
     out = Path(args.logdir) / f"profile-{what}.txt"
     argv = [str(spy), "record", "--pid", str(server.proc.pid), "--duration", str(max(1, round(seconds)))]
     if args.profile_native:  # C frames too (syscalls, the garbage collector); py-spy must pause the daemon

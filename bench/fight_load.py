@@ -122,8 +122,9 @@ REPLY_CODES = {b"255", b"100", b"111", b"112", b"120"}
 # --- the daemon ------------------------------------------------------------------------------
 
 
-def daemon(args, name: str = "gamed") -> Server:
-    """The work tree's gamed on two ephemeral loopback ports (AI and GUI), read from its log."""
+def daemon(args, name: str = "gamed", extra: tuple[str, ...] = ()) -> Server:
+    """The work tree's gamed on two ephemeral loopback ports (AI and GUI), read from its log;
+    ``extra``: more twistd gamed options (bench/clock_cost.py passes the clock's)."""
     argv = [
         str(BIN / "twistd"), "-n", "--pidfile=", "gamed",
         *ports_only(fight=f"tcp:0:interface={HOST}", fight_gui=f"tcp:0:interface={HOST}"),
@@ -135,6 +136,7 @@ def daemon(args, name: str = "gamed") -> Server:
     ]  # fmt: skip
     if args.gui_interval is not None:
         argv += ["--fight-gui-interval", f"{args.gui_interval:g}"]
+    argv += extra
     return FightServer(name, argv, READY, args.server_cpu, args.logdir)
 
 
@@ -175,7 +177,7 @@ class Bot:
     __slots__ = (
         "sock", "fd", "game", "team", "rng", "up", "buf", "alive", "pos", "face", "bodies", "seen",
         "turn", "expect", "phase", "fallback", "fin_turn", "fin_t", "in_report", "held", "ended",
-        "restart",
+        "restart", "clock_ack",
     )  # fmt: skip
 
     def __init__(self, game: Game, team: int):
@@ -201,6 +203,7 @@ class Bot:
         self.held = False
         self.ended = False
         self.restart = False
+        self.clock_ack = False  # CLOCKS&ON sent, its 255 not read yet
 
 
 class LoadGen:
@@ -225,6 +228,7 @@ class LoadGen:
         self.timers: list = []  # heap of (due, seq, bot): bots thinking before they play
         self._seq = 0
         self.n_queries = args.queries
+        self.clocks = False  # bots send CLOCKS&ON and skip the TIMECONTROL and CLOCK lines (bench/clock_cost.py)
         self.reset()
         self.errors = self.late = self.lost = self.desync = 0
         self.error_samples: list[str] = []
@@ -239,6 +243,7 @@ class LoadGen:
         self.lines = 0
         self.polls = 0
         self.games_ended = 0
+        self.clock_lines = 0
 
     # connections and seating
 
@@ -352,6 +357,9 @@ class LoadGen:
         if ev & EPOLLOUT:
             bot.up = True
             self.ep.modify(bot.fd, EPOLLIN)
+            if self.clocks:
+                bot.clock_ack = True
+                self._send(bot, b"CLOCKS&ON\n")
 
     def _send(self, bot: Bot, data: bytes) -> float:
         t = perf()
@@ -390,6 +398,16 @@ class LoadGen:
             self._line(bot, line, now)
 
     def _line(self, bot: Bot, line: bytes, now: float) -> None:
+        if self.clocks:  # the clock lines come anywhere (CLOCK between a turn report and READY)
+            if line.startswith(b"CLOCK&"):
+                if self.measuring:
+                    self.clock_lines += 1
+                return
+            if line.startswith(b"TIMECONTROL&"):
+                return
+            if bot.clock_ack and line == b"255":  # the answer to CLOCKS&ON (precedes any other reply)
+                bot.clock_ack = False
+                return
         if bot.in_report:
             if line == b"READY":
                 bot.in_report = False
@@ -641,6 +659,7 @@ class LoadGen:
             "client_us_per_turn": client_cpu / turns * 1e6 if turns else float("nan"),
             "cpu_busy": [b / wall for b in w.busy],
             "other_cpu": max(0.0, w.other / wall),
+            "clock_lines": self.clock_lines,
         }
 
 
@@ -648,52 +667,60 @@ class LoadGen:
 
 
 def load_phase(args) -> dict:
-    n = args.games
     with daemon(args) as d:
+        return load_games(args, d)
+
+
+def load_games(args, d: Server, gen: LoadGen | None = None) -> dict:
+    """Scenario 1 on the running daemon ``d``: seat --games games, play --warmup seconds, measure
+    one --window; every bot is disconnected at the end. ``gen``: a load generator set up by the
+    caller (bench/clock_cost.py), else a new one."""
+    n = args.games
+    if gen is None:
         gen = LoadGen(d.port, args)
-        try:
-            gen.run(0.2)
-            rss0 = d.rss_kb()
-            gen.paused = True
-            t0 = perf()
-            for i in range(n):
-                gen.seat(Game(i, gen._seed()))
-            ok = gen.run(30, until=lambda: gen.n_seated >= n and gen.n_held >= 2 * n)
-            if not ok:
-                raise BenchError(
-                    f"only {gen.n_seated} of {n} games were seated and {gen.n_held} of {2 * n} bots had READY within 30 s"
-                )
-            setup = perf() - t0
-            gen.run(0.3)
-            rss1 = d.rss_kb()
-            gen.replace = True
-            gen.release()
-            gen.run(args.warmup)
-            spy = start_profiler(args, d, "load", args.window, 0.3) if "load" in args.profile else None
-            result = gen.window(args.window, d)
-            if spy is not None:
-                result["profile"] = finish_profiler(spy, args.profile_top, PREFIX, 60)
-            rss2 = d.rss_kb()
-            result.update(
-                games=n,
-                setup_s=setup,
-                rss_before_kb=rss0,
-                rss_seated_kb=rss1,
-                rss_end_kb=rss2,
-                rss_kb_per_game=(rss1 - rss0) / n,
-                late=gen.late,
-                errors=gen.errors,
-                error_samples=gen.error_samples,
-                lost=gen.lost,
-                desync=gen.desync,
-                games_ended_total=gen.games_ended_total,
-                game_length_median=statistics.median(gen.game_lengths) if gen.game_lengths else None,
-                hits=dict((k.decode(), v) for k, v in gen.hits.items()),
-                kills=gen.kills,
+    try:
+        gen.run(0.2)
+        rss0 = d.rss_kb()
+        gen.paused = True
+        t0 = perf()
+        for i in range(n):
+            gen.seat(Game(i, gen._seed()))
+        ok = gen.run(30, until=lambda: gen.n_seated >= n and gen.n_held >= 2 * n)
+        if not ok:
+            raise BenchError(
+                f"only {gen.n_seated} of {n} games were seated and {gen.n_held} of {2 * n} bots had READY within 30 s"
             )
-            return result
-        finally:
-            gen.close_all()
+        setup = perf() - t0
+        gen.run(0.3)
+        rss1 = d.rss_kb()
+        gen.replace = True
+        gen.release()
+        gen.run(args.warmup)
+        spy = start_profiler(args, d, "load", args.window, 0.3) if "load" in args.profile else None
+        result = gen.window(args.window, d)
+        if spy is not None:
+            result["profile"] = finish_profiler(spy, args.profile_top, PREFIX, 60)
+        rss2 = d.rss_kb()
+        result.update(
+            games=n,
+            setup_s=setup,
+            rss_before_kb=rss0,
+            rss_seated_kb=rss1,
+            rss_end_kb=rss2,
+            rss_kb_per_game=(rss1 - rss0) / n,
+            late=gen.late,
+            errors=gen.errors,
+            error_samples=gen.error_samples,
+            lost=gen.lost,
+            desync=gen.desync,
+            games_ended_total=gen.games_ended_total,
+            game_length_median=statistics.median(gen.game_lengths) if gen.game_lengths else None,
+            hits=dict((k.decode(), v) for k, v in gen.hits.items()),
+            kills=gen.kills,
+        )
+        return result
+    finally:
+        gen.close_all()
 
 
 # --- scenario 2: observers ---------------------------------------------------------------------

@@ -89,7 +89,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def daemon(args, idle_timeout: float | None = None) -> Server:
+def daemon(args, idle_timeout: float | None = None, extra: tuple[str, ...] = ()) -> Server:
+    """The daemon serving Kalaha only, on a free port; ``extra``: more twistd gamed options
+    (bench/clock_cost.py passes the clock's)."""
     port = free_port()
     argv = [
         str(BIN / "twistd"), "-n", "--pidfile=", "gamed",
@@ -99,6 +101,7 @@ def daemon(args, idle_timeout: float | None = None) -> Server:
     ]  # fmt: skip
     if idle_timeout is not None:
         argv += ["--idle-timeout", f"{idle_timeout:g}"]
+    argv += extra
     server = Server("gamed", argv, f"starting on {port}", args.server_cpu, args.logdir)
     server.port = port
     return server
@@ -526,36 +529,44 @@ def warm_up_game(gen: LoadGen) -> None:
 
 def kalaha_phase(args, n: int) -> dict:
     with daemon(args) as d:
+        return kalaha_games(args, d, n)
+
+
+def kalaha_games(args, d: Server, n: int, first_slot: int = 0, gen: LoadGen | None = None) -> dict:
+    """N games on the running daemon ``d`` (tables bench<first_slot>...): warm-up game, seating,
+    warm-up, one measured window; every bot is disconnected at the end. ``gen``: a load generator
+    set up by the caller (bench/clock_cost.py), else a new one."""
+    if gen is None:
         gen = LoadGen(d.port, args.policy, args.seed, args.quickack)
-        try:
-            warm_up_game(gen)
-            gen.run(0.2)
-            rss0 = d.rss_kb()
-            t0 = perf()
-            start_games(gen, n)
-            setup = perf() - t0
-            gen.run(0.3)  # let the daemon flush everything
-            rss1 = d.rss_kb()
-            gen.release()
-            gen.run(args.warmup)
-            spy = start_profiler(args, d, n, args.window) if n in args.profile else None
-            result = gen.window(args.window, d)
-            if spy is not None:
-                result["profile"] = finish_profiler(spy, args.profile_top, PREFIX)
-            result.update(
-                n=n,
-                players=2 * n,
-                setup_s=setup,
-                rss_before_kb=rss0,
-                rss_players_kb=rss1,
-                rss_kb_per_player=(rss1 - rss0) / (2 * n),
-                errors=gen.errors,
-                aborts=gen.aborts,
-                lost=gen.lost,
-            )
-            return result
-        finally:
-            gen.close_all()
+    try:
+        warm_up_game(gen)
+        gen.run(0.2)
+        rss0 = d.rss_kb()
+        t0 = perf()
+        start_games(gen, n, first_slot)
+        setup = perf() - t0
+        gen.run(0.3)  # let the daemon flush everything
+        rss1 = d.rss_kb()
+        gen.release()
+        gen.run(args.warmup)
+        spy = start_profiler(args, d, n, args.window) if n in args.profile else None
+        result = gen.window(args.window, d)
+        if spy is not None:
+            result["profile"] = finish_profiler(spy, args.profile_top, PREFIX)
+        result.update(
+            n=n,
+            players=2 * n,
+            setup_s=setup,
+            rss_before_kb=rss0,
+            rss_players_kb=rss1,
+            rss_kb_per_player=(rss1 - rss0) / (2 * n),
+            errors=gen.errors,
+            aborts=gen.aborts,
+            lost=gen.lost,
+        )
+        return result
+    finally:
+        gen.close_all()
 
 
 def echo_phase(args, n: int) -> dict:
