@@ -108,6 +108,9 @@ class Turn:
         }
 
 
+_NONE: frozenset = frozenset()
+
+
 class TurnClosed(Exception):
     """An action came for a turn that is not open (none opened yet, or it already closed)."""
 
@@ -189,25 +192,38 @@ class TurnScheduler:
         if self.started is None:
             self.started = now
         self.turns += 1
-        turn = Turn(number=self.turns, seats=frozenset(seats) - self._removed, opened=now, deadline=None, setup=setup)
+        removed = self._removed
+        seats = frozenset(seats)
+        if removed:
+            seats = seats - removed
+        turn = Turn(number=self.turns, seats=seats, opened=now, deadline=None, setup=setup)
         self.current = turn
+        control = self.control
         cap = self.cap_at
+        max_credit = control.lag if lag else 0.0
+        deadlines, credits, shown = turn.deadlines, turn.credit, turn.shown
         latest: float | None = now
-        for seat in turn.seats:
+        for seat in seats:
             budget = self._budget(seat, setup, timeout)
-            credit = 0.0
-            if budget is not None and lag:
-                credit = max(0.0, min(float(lag.get(seat, 0.0) or 0.0), self.control.lag))
-            deadline = None if budget is None else now + budget + credit
-            if cap is not None and (deadline is None or deadline > cap):
+            if budget is None:
                 deadline = cap
-            turn.deadlines[seat] = deadline
-            turn.credit[seat] = credit
-            turn.shown[seat] = None if deadline is None else min(deadline, now + budget)  # type: ignore[operator]
+                credits[seat] = 0.0
+                shown[seat] = cap
+            else:
+                credit = 0.0
+                if max_credit:
+                    credit = max(0.0, min(float(lag.get(seat, 0.0) or 0.0), max_credit))  # type: ignore[union-attr]
+                end = now + budget
+                deadline = end + credit
+                if cap is not None and deadline > cap:
+                    deadline = cap
+                credits[seat] = credit
+                shown[seat] = end if end < deadline else deadline
+            deadlines[seat] = deadline
             if latest is not None:
-                latest = None if deadline is None else max(latest, deadline)
-        turn.deadline = latest if turn.seats else None
-        if not turn.seats:
+                latest = None if deadline is None else (deadline if deadline > latest else latest)
+        turn.deadline = latest if seats else None
+        if not seats:
             self._close(turn)
         elif cap is not None and now >= cap:
             self._close(turn, capped=True)
@@ -220,6 +236,8 @@ class TurnScheduler:
         if setup and control.setup is not None:
             return control.setup
         move = control.move if timeout is _DEFAULT else timeout
+        if control.bank is None:
+            return move
         bank = self.seat_clock(seat).bank
         if bank is None:
             return move
@@ -370,7 +388,7 @@ class TurnScheduler:
         """Account ``seat``'s time for this turn (it finished, left, or its flag fell)."""
         if seat in turn.used:
             return
-        entry = self.seat_clock(seat)
+        entry = self.clocks.get(seat) or self.seat_clock(seat)
         now = self._clock.seconds()
         deadline = turn.deadlines.get(seat)
         if flag and deadline is not None:
@@ -382,8 +400,7 @@ class TurnScheduler:
         turn.credited[seat] = credit
         entry.used += used
         entry.credited += credit
-        on_setup_budget = turn.setup and self.control.setup is not None
-        if on_setup_budget:
+        if turn.setup and self.control.setup is not None:  # on its own budget, not the bank
             entry.setup_done = True
         elif entry.bank is not None:
             # A flag that fell on the bank leaves it empty (used == bank); then the increment.
@@ -399,8 +416,11 @@ class TurnScheduler:
 
     def _arm(self, turn: Turn) -> None:
         """Set the timer for the earliest deadline of a seat still playing."""
-        deadlines = [turn.deadlines.get(s) for s in turn.waiting_for]
-        due = min((d for d in deadlines if d is not None), default=None)
+        due = None
+        finished = turn.finished
+        for seat, deadline in turn.deadlines.items():
+            if deadline is not None and seat not in finished and (due is None or deadline < due):
+                due = deadline
         if due == self._timer_at and self._timer is not None and self._timer.active():
             return
         self._cancel_timer()
@@ -434,11 +454,11 @@ class TurnScheduler:
                 self._charge(turn, seat)
         turn.closed = True
         turn.capped = capped
-        timed_out = frozenset(turn.flagged)
+        timed_out = frozenset(turn.flagged) if turn.flagged else _NONE
         turn.timed_out = timed_out
         out = set()
         policy = self.on_flag
-        for seat in turn.seats - self._removed:
+        for seat in (turn.seats - self._removed) if self._removed else turn.seats:
             if seat in timed_out and policy is FlagPolicy.LOSE:
                 out.add(seat)
                 continue
@@ -450,14 +470,16 @@ class TurnScheduler:
                     out.add(seat)
             elif self.policy.consecutive:
                 self.strikes.pop(seat, None)
-        if policy is FlagPolicy.LOSE:
-            turn.lost = timed_out
-        elif policy is FlagPolicy.DEFAULT:
-            turn.defaults = timed_out - out
-        elif policy is FlagPolicy.PASS:
-            turn.passes = timed_out - out
-        turn.struck_out = frozenset(out)
-        self._removed |= out
+        if timed_out:
+            if policy is FlagPolicy.LOSE:
+                turn.lost = timed_out
+            elif policy is FlagPolicy.DEFAULT:
+                turn.defaults = timed_out - out
+            elif policy is FlagPolicy.PASS:
+                turn.passes = timed_out - out
+        if out:
+            turn.struck_out = frozenset(out)
+            self._removed |= out
         self._on_close(turn)
 
     def _cancel_timer(self) -> None:

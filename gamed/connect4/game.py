@@ -266,7 +266,8 @@ class Connect4Game:
             return
         else:
             column = turn.actions[p][-1]
-        self.timing = {p: turn.clock_entry(p)}
+        if self._on_move is not None:  # the records keep what the move cost the clock
+            self.timing = {p: turn.clock_entry(p)}
         try:
             row = self.board.drop(column)
         except IllegalMove:  # pragma: no cover - checked in move()

@@ -291,7 +291,8 @@ class FightGame:
 
     def _resolve(self, turn: Turn) -> None:
         battle = self.battle
-        self.timing = {team: turn.clock_entry(team) for team in sorted(turn.seats)}
+        if self._on_turn is not None:  # the records keep what the turn cost each team's clock
+            self.timing = {team: turn.clock_entry(team) for team in sorted(turn.seats)}
         self.channel.publish([wire.end_turn(t, "TIMEOUT") for t in sorted(turn.timed_out)])
         before = battle.living_teams()
         resolution = battle.resolve()

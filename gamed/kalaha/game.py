@@ -278,7 +278,8 @@ class KalahaGame:
             return
         else:
             move = turn.actions[side][-1]
-        self.timing = {SIDES.index(side): turn.clock_entry(side)}
+        if self._on_move is not None:  # the records keep what the move cost the clock
+            self.timing = {SIDES.index(side): turn.clock_entry(side)}
         self.position = move.position
         self.moves.append(move)
         for _, player in self._present():

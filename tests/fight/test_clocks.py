@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from twisted.internet.task import Clock
 
+from gamed.config import FightConfig, Limits
+from gamed.fight.service import FightService
+from gamed.observers import LiveHub
 from gamed.timecontrol import parse
 from tests.fight.harness import ai, arena, make_service
+from tests.memstore import MemoryStore
 
 PASS_ALL = [f"{n}&NONE" for n in range(5)]
 
@@ -37,7 +41,11 @@ def test_an_ai_that_asks_gets_its_team_and_clock_lines_an_original_ai_sees_nothi
 
 
 def test_a_team_whose_bank_runs_out_in_a_simultaneous_turn_passes_the_rest_and_the_other_plays_on():
-    clock, service, a, b = two("3s+0,move=5s")
+    clock = Clock()
+    hub = LiveHub(clock, MemoryStore())
+    config = FightConfig(pair_delay=0, gui_interval=0, clock=parse("3s+0,move=5s"))
+    service = FightService(config, Limits(), clock, arena(), hub=hub)
+    a, b = ai(service, "CLOCKS&ON"), ai(service)
     a.read(), b.read()
     a.send(*PASS_ALL)  # team 0 finishes at once
     b.send("0&MOVE&UP")  # team 1 moves one warrior and thinks on
@@ -48,7 +56,10 @@ def test_a_team_whose_bank_runs_out_in_a_simultaneous_turn_passes_the_rest_and_t
     assert b.read() == ["200", "READY"]
     game = service.games[1]
     assert game.battle.warriors[1][0].row == 8, "what it did before its flag fell stands"
-    assert game.timing == {0: {"used": 0.0, "left": 3.0, "credit": 0.0}, 1: {"used": 3.0, "left": 0.0, "credit": 0.0}}
+    (table,) = hub.tables.values()
+    assert table.moves[-1].clock == {"0": {"used": 0.0, "left": 3.0, "credit": 0.0},
+                                     "1": {"used": 3.0, "left": 0.0, "credit": 0.0}}
+    assert table.clocks == {"0": 3.0, "1": 0.0}
 
 
 def test_a_team_out_of_time_loses_at_once_with_on_flag_lose():
