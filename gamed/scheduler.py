@@ -233,15 +233,11 @@ class TurnScheduler:
 
     def _budget(self, seat: Hashable, setup: bool, timeout: Any) -> float | None:
         control = self.control
-        if setup and control.setup is not None:
-            return control.setup
-        move = control.move if timeout is _DEFAULT else timeout
+        if timeout is not _DEFAULT and not (setup and control.setup is not None):
+            control = attrs.evolve(control, move=timeout or None)  # this turn's own move limit
         if control.bank is None:
-            return move
-        bank = self.seat_clock(seat).bank
-        if bank is None:
-            return move
-        return bank if move is None else min(move, bank)
+            return control.budget(None, setup)
+        return control.budget(self.seat_clock(seat).bank, setup)
 
     def snapshot(self, seat: Hashable, seats: Iterable[Hashable]) -> tuple[float | None, list[tuple[Hashable, float | None]]]:
         """What a ``CLOCK`` line tells ``seat``, all at one instant: its time for the open move
@@ -404,7 +400,7 @@ class TurnScheduler:
             entry.setup_done = True
         elif entry.bank is not None:
             # A flag that fell on the bank leaves it empty (used == bank); then the increment.
-            entry.bank = max(0.0, entry.bank - used) + self.control.increment
+            entry.bank = self.control.after(entry.bank, used)
         turn.left[seat] = entry.bank
         if flag:
             entry.flags += 1

@@ -99,6 +99,23 @@ class TimeControl:
         """True for a per-move limit (or none) and nothing else: the clock of the original games."""
         return self.bank is None and self.setup is None and self.game is None
 
+    def budget(self, bank: float | None, setup: bool = False) -> float | None:
+        """The most one move may take with ``bank`` left (None: no limit): the setup budget for
+        the setup turn when there is one, else the least of the move limit and the bank."""
+        if setup and self.setup is not None:
+            return self.setup
+        if bank is None:
+            return self.move
+        return bank if self.move is None else min(self.move, bank)
+
+    def after(self, bank: float | None, used: float, flagged: bool = False) -> float | None:
+        """The bank after a move that took ``used`` seconds of it: what is left, never below
+        zero, plus the increment (``flagged``: its time ran out; whether it still gets the
+        increment is the game's choice, so both are here)."""
+        if bank is None:
+            return None
+        return max(0.0, bank - used) + (0.0 if flagged else self.increment)
+
     def notation(self) -> str:
         """The canonical text of this control (``parse(c.notation()) == c``)."""
         terms = []

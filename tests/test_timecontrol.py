@@ -119,3 +119,14 @@ def test_the_canonical_form_parses_back_to_the_same_control(bank, increment, mov
         increment = 0.0
     control = TimeControl(move=move, bank=bank, increment=increment, setup=setup, game=game)
     assert parse(control.notation()) == control
+
+
+def test_budget_and_after_are_the_bank_arithmetic_every_game_uses():
+    control = parse("5m+2s,move=30s,setup=1m")
+    assert control.budget(300.0) == 30.0 and control.budget(12.5) == 12.5
+    assert control.budget(12.5, setup=True) == 60.0
+    assert parse("5m+2s").budget(None) is None and parse("10s").budget(None) == 10.0
+    assert control.after(12.5, 10.0) == 4.5
+    assert control.after(12.5, 20.0) == 2.0, "never below zero, then the increment"
+    assert control.after(12.5, 20.0, flagged=True) == 0.0
+    assert parse("10s").after(None, 3.0) is None

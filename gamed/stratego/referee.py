@@ -496,8 +496,7 @@ class StrategoReferee:
         control = self.control
         if control is None or control.plain:
             return None
-        bank = self.banks[side]
-        budget = control.move if bank is None else (bank if control.move is None else min(control.move, bank))
+        budget = control.budget(self.banks[side])
         if control.game is not None and self._started_at is not None:
             left = max(0.0, self._started_at + control.game - self._now())
             budget = left if budget is None else min(budget, left)
@@ -507,10 +506,7 @@ class StrategoReferee:
         control = self.control
         if control is None:
             return
-        bank = self.banks[side]
-        if bank is not None:
-            bank = max(0.0, bank - used) + (0.0 if flagged else control.increment)
-            self.banks[side] = bank
+        bank = self.banks[side] = control.after(self.banks[side], used, flagged)
         self.timing = {side: {"used": round(used, 3), "left": None if bank is None else round(bank, 3), "credit": 0.0}}
 
     def _capped(self) -> bool:
