@@ -321,6 +321,7 @@ class LiveTable:
                     "turn": record.n,
                     "to_move": to_move,
                     "clocks": self.clocks,
+                    "clock": record.clock,
                 },
             )
             for viewer in list(self.viewers):
@@ -472,7 +473,7 @@ class LiveTable:
             options=self.options,
             state=self.state,
             initial_state=self.initial_state,
-            moves=[{"n": m.n, "seat": m.seat, "move": m.move, "t": m.t} for m in self.moves],
+            moves=[{"n": m.n, "seat": m.seat, "move": m.move, "t": m.t, "clock": m.clock} for m in self.moves],
             clocks=self.clocks,
             result=self.result,
             outcome=self.outcome,

@@ -92,7 +92,7 @@ def test_viewer_gets_a_snapshot_then_moves_then_the_end():
     table.add(viewer)
     assert table.summary()["spectators"] == 1
     clock.advance(2.5)
-    table.moved(0, "A3", state(1), 1, {0: None, 1: 60.0})
+    table.moved(0, "A3", state(1), 1, {0: None, 1: 60.0}, timing={0: {"used": 2.5, "left": None, "credit": 0.0}})
     table.moved(1, "B1", state(2), 0)
     table.finish((1.0, 0.0), "end", state(3))
     names = [name for name, _ in viewer.events]
@@ -101,8 +101,9 @@ def test_viewer_gets_a_snapshot_then_moves_then_the_end():
     assert snapshot["id"] == table.id and snapshot["moves"] == [] and snapshot["result"] is None
     assert first == {
         "n": 1, "seat": 0, "move": "A3", "t": 2.5, "state": state(1), "turn": 1, "to_move": 1,
-        "clocks": {"0": None, "1": 60.0},
+        "clocks": {"0": None, "1": 60.0}, "clock": {"0": {"used": 2.5, "left": None, "credit": 0.0}},
     }
+    assert viewer.events[2][1]["clock"] is None, "a move without a clock"
     assert viewer.events[3][1] == {
         "result": {"scores": [1.0, 0.0], "reason": "end"}, "outcome": "alice won", "state": state(3), "match_id": None
     }
