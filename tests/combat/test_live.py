@@ -272,7 +272,7 @@ def test_with_rejoin_anyone_a_seat_taken_over_during_play_shows_and_records_the_
     assert [p["name"] for p in hub.games()["games"][0]["players"]] == ["alice", "carol"]
     name, snapshot = viewer.events[-1]
     assert name == "snapshot" and [p["name"] for p in snapshot["players"]] == ["alice", "carol"]
-    assert snapshot["moves"] == [{"n": 1, "seat": 0, "move": "0,3-0,4", "t": 0.0}], "the game goes on"
+    assert snapshot["moves"] == [{"n": 1, "seat": 0, "move": "0,3-0,4", "t": 0.0, "clock": None}], "the game goes on"
     carol.send(wire.ReqMove(61, 51))
     carol.client.drop()
     clock.advance(120)  # carol does not come back: alice wins
