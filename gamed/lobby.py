@@ -15,6 +15,29 @@ from collections.abc import Callable, Hashable
 
 import attrs
 
+from gamed import timecontrol
+from gamed.timecontrol import TimeControl
+
+
+# A table whose players asked for a time control: its key and the control's canonical notation,
+# so that only players who asked for the same control meet (neither a table name nor a notation
+# has this character).
+_CLOCK = "|"
+
+
+def clock_table(key: str | None, control: TimeControl | None) -> str | None:
+    """The lobby key of table ``key`` (None: the general queue) for players who asked for
+    ``control`` (None: the game's own)."""
+    return key if control is None else f"{key or ''}{_CLOCK}{control.notation()}"
+
+
+def table_clock(key: str | None) -> tuple[str | None, TimeControl | None]:
+    """``clock_table`` undone: the table's key (None for the general queue) and the control."""
+    if key is None or _CLOCK not in key:
+        return key, None
+    base, notation = key.rsplit(_CLOCK, 1)
+    return base or None, timecontrol.parse(notation)
+
 
 class LobbyError(Exception):
     """A join the lobby refuses (bad seat count, already waiting, table full or mismatched)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 # struct tcp_info: 8 one-byte fields, then 32-bit fields; tcpi_rtt is the 16th of those.
@@ -32,3 +33,15 @@ def round_trip(transport: Any) -> float:
         return 0.0
     (micros,) = struct.unpack_from("I", data, _RTT_OFFSET)
     return micros / 1_000_000
+
+
+def round_trips(holders: Mapping[Hashable, Any]) -> dict[Hashable, float]:
+    """The round trip of each seat whose holder is connected over TCP (``holder.transport``):
+    the ``lag`` a turn is opened with (``TurnScheduler.open``). Seats held by nobody, or by a
+    program the daemon runs itself, are left out: nothing is credited to them."""
+    out = {}
+    for seat, holder in holders.items():
+        transport = getattr(holder, "transport", None)
+        if transport is not None:
+            out[seat] = round_trip(transport)
+    return out

@@ -235,9 +235,7 @@ class TurnScheduler:
         control = self.control
         if timeout is not _DEFAULT and not (setup and control.setup is not None):
             control = attrs.evolve(control, move=timeout or None)  # this turn's own move limit
-        if control.bank is None:
-            return control.budget(None, setup)
-        return control.budget(self.seat_clock(seat).bank, setup)
+        return control.budget(None if control.bank is None else self.seat_clock(seat).bank, setup)
 
     def snapshot(self, seat: Hashable, seats: Iterable[Hashable]) -> tuple[float | None, list[tuple[Hashable, float | None]]]:
         """What a ``CLOCK`` line tells ``seat``, all at one instant: its time for the open move
@@ -384,7 +382,7 @@ class TurnScheduler:
         """Account ``seat``'s time for this turn (it finished, left, or its flag fell)."""
         if seat in turn.used:
             return
-        entry = self.clocks.get(seat) or self.seat_clock(seat)
+        entry = self.seat_clock(seat)
         now = self._clock.seconds()
         deadline = turn.deadlines.get(seat)
         if flag and deadline is not None:

@@ -360,3 +360,14 @@ def test_two_connections_of_one_account_never_sit_at_one_table():
     assert tables[-1] == ["a2", "g1"]
     lobby.join("g2")
     assert lobby.waiting() == ["g2"]  # guests (no key) are seated with anyone
+
+
+def test_a_tables_key_carries_the_time_control_its_players_asked_for():
+    from gamed.lobby import clock_table, table_clock
+    from gamed.timecontrol import parse
+
+    assert clock_table("blitz", None) == "blitz" and table_clock("blitz") == ("blitz", None)
+    assert table_clock(None) == (None, None)
+    for key in ("blitz", None, "meet ann bob", "t1/7x6"):
+        assert table_clock(clock_table(key, parse("5m+2s,move=30s"))) == (key, parse("5m+2s,move=30s"))
+    assert clock_table("t", parse("5m")) != clock_table("t", parse("1m")) != clock_table("t", None)

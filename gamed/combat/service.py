@@ -43,7 +43,7 @@ from gamed.stratego import rules
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits
 from gamed.textwire import seconds
-from gamed.roundtrip import round_trip
+from gamed.roundtrip import round_trips
 from gamed.timecontrol import TimeControl, format_duration
 
 
@@ -503,15 +503,10 @@ class CombatService(GameService):
             entry.clock.finish(seat)
         entry.timing = {seat: turn.clock_entry(seat) for seat in sorted(turn.seats)}
 
-    def _lags(self, entry: _Table, *seats: int) -> dict[int, float]:
+    @staticmethod
+    def _lags(entry: _Table, *seats: int) -> dict[int, float]:
         """The measured round trip of the connections sitting at ``seats`` (every seat: none given)."""
-        out = {}
-        for seat in seats or range(entry.table.number):
-            protocol = entry.sitting.get(seat)
-            transport = getattr(protocol, "transport", None)
-            if transport is not None:
-                out[seat] = round_trip(transport)
-        return out
+        return round_trips({seat: entry.sitting.get(seat) for seat in seats or range(entry.table.number)})
 
     def _turn_closed(self, entry: _Table, turn: Turn) -> None:
         if self._tables.get(entry.id) is not entry:

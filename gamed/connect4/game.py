@@ -20,7 +20,7 @@ from zope.interface import implementer
 from gamed.connect4 import wire
 from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, Reason
-from gamed.roundtrip import round_trip
+from gamed.roundtrip import round_trips
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.seats import ISeatGame, Seat
 from gamed.timecontrol import FlagPolicy, TimeControl
@@ -240,8 +240,8 @@ class Connect4Game:
 
     def _open_turn(self) -> None:
         p = self.board.to_move
-        transport = getattr(self.seats[p].holder, "transport", None) if p not in self.engines else None
-        self._turns.open([p], lag=None if transport is None else {p: round_trip(transport)})
+        holder = self.seats[p].holder if p not in self.engines else None
+        self._turns.open([p], lag=round_trips({p: holder}))
         player = self.agent(p)
         if player is not None:
             player.your_move(self, self._turns.remaining(p))

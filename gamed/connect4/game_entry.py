@@ -53,7 +53,7 @@ GAME = Game(
     ),
     options=(
         GameOption("connect4-move-time", "move_time", "Seconds per Connect Four move of a player, 0 = no limit [default: {default:g}]"),
-        GameOption("connect4-clock", "clock", "Connect Four's time control (docs/clocks.md); a per-move limit only so far (60s); unset = --connect4-move-time"),
+        GameOption("connect4-clock", "clock", "Connect Four's time control (docs/clocks.md: 60s, 3m+2s); unset = --connect4-move-time"),
         GameOption("connect4-engines", "engines_dir", "Folder of Connect Four engines (<name>/engine.so); '' = built-in engines only [default: engines]"),
         GameOption("connect4-engine-time", "engine_time", "Seconds a Connect Four engine may think per move [default: {default:g}]"),
     ),

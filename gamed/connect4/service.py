@@ -26,14 +26,13 @@ from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import GameService
 from gamed.identity import Identity
-from gamed.lobby import Lobby
+from gamed.lobby import Lobby, clock_table, table_clock
 from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
 from gamed.records import Seat
 from gamed.seats import SeatBook, record_seat
 from gamed.ratings import winner_scores
 from gamed.textline import ConnectionLimits, WriteBatch
-from gamed import timecontrol
 from gamed.timecontrol import FlagPolicy, TimeControl
 
 # The service's settings are the [connect4] section of the configuration.
@@ -398,18 +397,13 @@ class Connect4Service(GameService):
     def table_key(table: str | None, size: tuple[int, int], default: tuple[int, int],
                   control: TimeControl | None = None) -> str | None:
         """The lobby table: people only meet at the same name, the same board size and the same
-        time control they asked for (``<name>/<WxH>[/<time control>]``)."""
-        if table is None and size == default and control is None:
-            return None
-        key = f"{table or ''}/{size[0]}x{size[1]}"
-        return key if control is None else f"{key}/{control.notation()}"
+        time control they asked for (``<name>/<WxH>``, with the control: ``gamed.lobby.clock_table``)."""
+        key = None if table is None and size == default else f"{table or ''}/{size[0]}x{size[1]}"
+        return clock_table(key, control)
 
     def _seat(self, members: list[Hashable], table: str | None) -> None:
-        size, control = self.default_size, None
-        if table is not None:
-            _, dims, *asked = table.split("/")
-            size = wire.parse_size(dims)
-            control = timecontrol.parse(asked[0]) if asked else None
+        key, control = table_clock(table)
+        size = self.default_size if key is None else wire.parse_size(key.rsplit("/", 1)[1])
         first, second = members
         self._start({0: first, 1: second}, Board(*size), control)
 

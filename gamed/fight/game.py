@@ -25,7 +25,7 @@ from zope.interface import Attribute, Interface, implementer
 from gamed.fight import wire
 from gamed.fight.rules import DONE, INVALID, QUERIES, Battle, FightMap, Resolution, Result, judge
 from gamed.observers import SHUTDOWN, Channel
-from gamed.roundtrip import round_trip
+from gamed.roundtrip import round_trips
 from gamed.scheduler import StrikePolicy, Turn, TurnScheduler
 from gamed.seats import ISeatGame, Seat
 from gamed.textline import WriteBatch
@@ -273,11 +273,7 @@ class FightGame:
         self._lines = [0] * len(self.players)
         self.channel.publish([wire.turn(self.turn)])
         playing = sorted(self.battle.playing)
-        lag = {}
-        for team in playing:
-            transport = getattr(self.players[team], "transport", None)
-            if transport is not None and team not in self.away:
-                lag[team] = round_trip(transport)
+        lag = round_trips({team: self.players[team] for team in playing if team not in self.away})
         self._turns.open(playing, setup=self.turn == 1, lag=lag)
         for team in playing:
             if team not in self.away:

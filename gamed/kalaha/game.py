@@ -22,7 +22,7 @@ from zope.interface import Attribute, Interface, implementer
 from gamed.identity import Identity
 from gamed.kalaha import ai, rules
 from gamed.kalaha.rules import A, B, SIDES, Move, Outcome, Position, Reason, other
-from gamed.roundtrip import round_trip
+from gamed.roundtrip import round_trips
 from gamed.scheduler import StrikePolicy, Turn, TurnClosed, TurnScheduler
 from gamed.seats import ISeatGame, Seat, SeatBook
 from gamed.timecontrol import FlagPolicy, TimeControl
@@ -252,9 +252,7 @@ class KalahaGame:
     def _open_turn(self) -> None:
         side = self.position.to_move
         holder = self.seats[side].holder if side not in self._programs else None
-        transport = getattr(holder, "transport", None)
-        lag = {side: round_trip(transport)} if transport is not None else None
-        self._turns.open([side], lag=lag)
+        self._turns.open([side], lag=round_trips({side: holder}))
         player = self.player(side)
         if player is not None:  # an away player's clock runs on; it is asked when it is back
             player.your_move(self, self._turns.remaining(side))

@@ -17,7 +17,6 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from gamed import timecontrol
 from gamed.timecontrol import FlagPolicy, TimeControl
 from gamed.config import KalahaConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
@@ -25,7 +24,7 @@ from gamed.kalaha import ai, rules, wire
 from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
 from gamed.kalaha.protocol import KalahaFactory
 from gamed.kalaha.rules import A, B, Move, Outcome, Reason, other
-from gamed.lobby import Lobby
+from gamed.lobby import Lobby, clock_table, table_clock
 from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
 from gamed.ratings import winner_scores
@@ -94,16 +93,11 @@ class KalahaService(GameService):
 
     @staticmethod
     def table_key(table: str | None, control: TimeControl | None) -> str | None:
-        """The lobby table: players meet at the same name and the same time control they asked
-        for (``<name>/<time control>``; a table name has no ``/``)."""
-        if control is None:
-            return table
-        return f"{table or ''}/{control.notation()}"
+        """The lobby table: players meet at the same name and the same time control they asked for."""
+        return clock_table(table, control)
 
     def _seat(self, members: list[Hashable], table: str | None) -> None:
-        control = None
-        if table is not None and "/" in table:
-            control = timecontrol.parse(table.split("/", 1)[1])
+        _, control = table_clock(table)
         first, second = members
         mode = self.config.first
         self._tables += 1
