@@ -22,6 +22,7 @@ all: $(VENV)/.installed examples
 # the solver with its opening book from the bitbully-databases package installed in .venv.
 examples: $(VENV)/.installed
 	$(MAKE) --no-print-directory -C examples/stratego
+	$(MAKE) --no-print-directory -C examples/bots
 	$(MAKE) --no-print-directory -C gamed/connect4/native install ENGINES_DIR=$(CURDIR)/engines PYTHON=$(CURDIR)/$(BIN)/python
 
 check-python:

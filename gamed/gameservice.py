@@ -19,17 +19,34 @@ from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.internet.protocol import Factory
+from zope.interface import implementer
 
 from gamed.config import Limits
+from gamed.seats import IHostTables
 
 if TYPE_CHECKING:
     from gamed.observers import LiveHub
 
 
+@implementer(IHostTables)
 class GameService(MultiService):
-    """Tracks connections (``connected``/``disconnected``) and drains them on ``stopService``."""
+    """Tracks connections (``connected``/``disconnected``) and drains them on ``stopService``.
+    A service with a ``lobby`` and a ``factory`` hosts bots' games (IHostTables) as it is."""
 
     hub: LiveHub | None = None  # the daemon's live hub, when the service reports its games to one
+
+    @property
+    def player_factory(self) -> Factory:
+        return self.factory
+
+    def hosted_table(self, name: str) -> str:
+        return name
+
+    def reserve_table(self, key: str, names: list[str]) -> None:
+        self.lobby.reserve(key, names)
+
+    def release_table(self, key: str) -> None:
+        self.lobby.release(key)
 
     def __init__(self, limits: Limits, clock: IReactorTime):
         super().__init__()

@@ -42,6 +42,7 @@ class Refusal(enum.Enum):
     FINISHED = "the game of that resume token is over"
     NOT_AWAY = "that seat is not away (its player is connected)"
     NO_SEAT = "you have no seat in a game"
+    HOSTED = "this seat is assigned by the daemon: a hosted bot plays under its own name"
 
 
 class LoginError(Exception):

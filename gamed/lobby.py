@@ -7,6 +7,11 @@ The lobby knows nothing about connections: members are any hashable objects, ``a
 says whether one is still there (members that left without ``leave`` are dropped before seating),
 and ``key(member)`` who it is: two members with the same key that is not None (two connections of
 one account) never sit at one table; the later one waits for the next.
+
+A table can be *reserved* (``reserve``) for players named in seat order, as the daemon does for a
+game between hosted bots (gamed.hosting): only those names (``who(member)``) may join it, and once
+it is full they are seated in the reserved order (``seating_reserved`` is True while ``on_table``
+runs for it, so a game does not swap the seats as it may for others). A reservation serves one game.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ class Lobby:
         min_seats: int = 2,
         max_seats: int | None = None,
         key: Callable[[Hashable], Hashable | None] = lambda member: None,
+        who: Callable[[Hashable], str | None] = lambda member: getattr(getattr(member, "identity", None), "name", None),
     ):
         if seats < 1:
             raise ValueError("a table needs at least one seat")
@@ -70,6 +76,9 @@ class Lobby:
         self._on_table = on_table
         self._alive = alive
         self._key = key
+        self._who = who
+        self._reserved: dict[str, tuple[str, ...]] = {}
+        self.seating_reserved = False
         self._queue = _Table(None, seats)
         self._named: dict[str, _Table] = {}
         self._where: dict[Hashable, _Table] = {}
@@ -83,6 +92,13 @@ class Lobby:
         """
         if member in self._where:
             raise LobbyError("already waiting; leave first")
+        names = self._reserved.get(table) if table is not None else None
+        if names is not None:
+            name = self._who(member)
+            here = [self._who(m) for m in self._named[table].members] if table in self._named else []
+            if name not in names or here.count(name) >= names.count(name):
+                raise LobbyError(f"table {table} is reserved for {', '.join(names)}")
+            seats = len(names)
         if table is None:
             if seats is not None and seats != self.seats:
                 raise LobbyError("the general queue has a fixed seat count; name a table")
@@ -102,6 +118,22 @@ class Lobby:
         self._where[member] = target
         self._seat(target)
         return self.free_seats(member) if member in self._where else 0
+
+    def reserve(self, table: str, names: list[str] | tuple[str, ...]) -> None:
+        """Keep ``table`` for the players ``names`` (in seat order) and for nobody else."""
+        if table in self._named and self._named[table].members:
+            raise LobbyError(f"table {table} has players already")
+        if not self.min_seats <= len(names) <= self.max_seats:
+            raise LobbyError(f"seat count must be {self.min_seats} to {self.max_seats}")
+        self._reserved[table] = tuple(names)
+
+    def release(self, table: str) -> None:
+        """Drop ``table``'s reservation (its game has started, or will not)."""
+        self._reserved.pop(table, None)
+
+    def reserved(self, table: str | None) -> bool:
+        """True while ``table`` waits for the players it is reserved for."""
+        return table in self._reserved
 
     def leave(self, member: Hashable) -> bool:
         """Take ``member`` out of the waiting room; False when it was not waiting."""
@@ -155,7 +187,17 @@ class Lobby:
                 return
             for member in members:
                 self.leave(member)
-            self._on_table(members, table.name)
+            names = self._reserved.pop(table.name, None) if table.name is not None else None
+            if names is None:
+                self._on_table(members, table.name)
+                continue
+            order = list(names)
+            members.sort(key=lambda m: order.index(self._who(m)) if self._who(m) in order else len(order))
+            self.seating_reserved = True
+            try:
+                self._on_table(members, table.name)
+            finally:
+                self.seating_reserved = False
 
     def _apart(self, table: _Table) -> list[Hashable] | None:
         """The first ``seats`` members in arrival order of whom no two share a key, or None."""

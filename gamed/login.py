@@ -109,6 +109,8 @@ class LoginCommands:
     def login_command(self, args: list[str]) -> None:
         if len(args) != 2 or not valid_name(args[0]):
             return self.login_usage("usage: LOGIN <name> <token>")
+        if self.placement is not None:
+            return self.login_refused(LoginError(Refusal.HOSTED))
         if self.identity is not None and self.identity.account:
             return self.login_refused(LoginError(Refusal.ALREADY, self.identity.name))
         if self.seated():
@@ -128,6 +130,8 @@ class LoginCommands:
     def resume_command(self, args: list[str]) -> None:
         if len(args) != 1:
             return self.login_usage("usage: RESUME <token>")
+        if self.placement is not None:
+            return self.login_refused(LoginError(Refusal.HOSTED))
         if self.seated():
             return self.login_refused(LoginError(Refusal.TOO_LATE))
         try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import collections
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from twisted.internet import defer
@@ -256,9 +256,11 @@ class LiveTable:
         options: dict,
         state: dict,
         clocks: dict | None,
+        key: str | None = None,
     ):
         self.hub = hub
         self.id = table_id
+        self.key = key  # the lobby table it was seated from (a hosted game's reservation), or None
         self.game = game
         self.seats = tuple(seats)
         self.options = dict(options)
@@ -427,6 +429,7 @@ class LiveTable:
 
     def _close(self) -> None:
         self.closed = True
+        self.hub._watched(self)
         frame = event_frame("end", self.end_data())
         for viewer in list(self.viewers):
             viewer.deliver(frame)
@@ -516,14 +519,17 @@ class LiveHub:
         self._games_sent = float("-inf")
         self._linger_calls: dict[str, IDelayedCall] = {}
         self._stopping: list[defer.Deferred] = []  # one per game service that is stopping
+        self._watchers: dict[str, Callable[[LiveTable], None]] = {}
 
     def open(
-        self, game: str, seats: list[Seat], options: dict, state: dict, clocks: dict | None = None
+        self, game: str, seats: list[Seat], options: dict, state: dict, clocks: dict | None = None,
+        key: str | None = None,
     ) -> LiveTable:
-        """A new running table of ``game`` (ids count per game: ``kalaha-1``, ``kalaha-2``...)."""
+        """A new running table of ``game`` (ids count per game: ``kalaha-1``, ``kalaha-2``...);
+        ``key``: the lobby table it was seated from (what ``watch`` waits for)."""
         number = self._numbers.get(game, 0) + 1
         self._numbers[game] = number
-        table = LiveTable(self, f"{game}-{number}", game, seats, options, state, clocks)
+        table = LiveTable(self, f"{game}-{number}", game, seats, options, state, clocks, key)
         self.tables[table.id] = table
         self.changed()
         return table
@@ -582,6 +588,22 @@ class LiveHub:
             viewer.deliver(frame)
 
     # --- ends ----------------------------------------------------------------------------------
+
+    def watch(self, key: str, ended: Callable[[LiveTable], None]) -> None:
+        """Call ``ended(table)`` once the table seated from lobby table ``key`` is over and its
+        match stored (or failed to be): how the hosted-game runner learns a result."""
+        self._watchers[key] = ended
+
+    def unwatch(self, key: str) -> None:
+        self._watchers.pop(key, None)
+
+    def _watched(self, table: LiveTable) -> None:
+        ended = self._watchers.pop(table.key, None) if table.key is not None else None
+        if ended is not None:
+            try:
+                ended(table)
+            except Exception:
+                self._log.failure("table {table}: its watcher failed", table=table.id)
 
     def _ended(self, table: LiveTable) -> None:
         self.tables.pop(table.id, None)

@@ -200,8 +200,8 @@ class SeatBook:
         seat.away_since = self.clock.seconds()
         self.names.changed(seat, seat.name)
         self._log.info("{seat} of {game} is away", seat=seat.label(), game=_game_id(seat.game))
-        if not self.grace:
-            self._forfeit(seat)
+        if not self.grace or getattr(holder, "placement", None) is not None:
+            self._forfeit(seat)  # a hosted program that ended cannot come back
             return
         seat.grace_ends = seat.away_since + self.grace
         seat._grace = self.clock.callLater(self.grace, self._grace_over, seat)
@@ -334,6 +334,34 @@ class SeatBook:
         seat.grace_ends = None
         if call is not None and call.active():
             call.cancel()
+
+
+@attrs.frozen
+class Placement:
+    """A seat the daemon assigns to a connection it makes itself (a hosted bot, gamed.hosting):
+    who plays (``identity``) and the lobby table reserved for its game (``table``). A game
+    protocol with a placement plays as that identity, joins that table at once, keeps to it
+    whatever table commands the program sends, and forfeits at once when the program ends."""
+
+    identity: Identity
+    table: str
+
+
+class IHostTables(Interface):
+    """What a game service offers the hosted-game runner (gamed.hosting.runner): a table kept for
+    named players, and the protocols a hosted program's stdin and stdout are bridged to."""
+
+    player_factory = Attribute("The factory of the game's player connections (not its observers').")
+
+    def hosted_table(name: str) -> str:
+        """The lobby key of a table called ``name`` on the game's default options (a program that
+        connects itself names the table ``name``)."""
+
+    def reserve_table(key: str, names: list[str]) -> None:
+        """Keep lobby table ``key`` for the players ``names``, seated in that order."""
+
+    def release_table(key: str) -> None:
+        """Drop the reservation of ``key`` (its game will not start)."""
 
 
 def record_seat(seat: Seat) -> records.Seat:

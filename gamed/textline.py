@@ -117,6 +117,9 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
     lines_per_turn = 16
     # Blank lines skipped in one reactor turn (they cost little, but not nothing).
     _blanks_per_turn = 4096
+    # The seat the daemon assigned to this connection (gamed.seats.Placement: a hosted bot's),
+    # set before the connection is made; None for a client that connected itself.
+    placement = None
 
     def __init__(self, limits: Limits, clock: IReactorTime, batch: WriteBatch | None = None):
         self.limits = limits

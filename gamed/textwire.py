@@ -28,6 +28,7 @@ REFUSAL_CODES = {
     Refusal.NO_SEAT: 430,
     Refusal.NO_ACCOUNTS: 431,
     Refusal.NAME_IN_USE: 432,
+    Refusal.HOSTED: 433,
 }
 
 

@@ -66,6 +66,9 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
     # --- connection ------------------------------------------------------------------------
 
     def on_connect(self) -> None:
+        if self.placement is not None:
+            self.identity = self.placement.identity
+            self.name = self.identity.name
         self.service.connected(self)
         self.send_lines([wire.hello(), "INFO Welcome to Connect Four. Type HELP for the commands."])
 
@@ -89,6 +92,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
     def _name(self, args: list[str]) -> None:
         if len(args) != 1 or not valid_name(args[0]):
             raise ParseError(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
+        self._check_not_hosted()
         if self.game is not None:
             raise ParseError(Code.NOT_NOW, "you cannot change your name during a game")
         self.check_guest_name(args[0], self._named)  # a registered name: ERROR 424
@@ -106,8 +110,15 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         """Who this connection is at a game: its account, its guest name, or ``guest<n>``."""
         return self.identity if self.identity is not None else Identity(self.name)
 
+    def _check_not_hosted(self) -> None:
+        """A hosted bot plays under its own name at its reserved table (ERROR 433 otherwise)."""
+        if self.placement is not None:
+            raise ParseError(textwire.REFUSAL_CODES[Refusal.HOSTED], Refusal.HOSTED.value)
+
     def _check_admitted(self) -> None:
         """With ``[players] guests = false`` only an account may play (ERROR 423 otherwise)."""
+        if self.placement is not None:
+            return
         if not self.service.players.guests and (self.identity is None or not self.identity.account):
             raise ParseError(textwire.REFUSAL_CODES[Refusal.GUESTS_OFF], Refusal.GUESTS_OFF.value)
 
@@ -162,6 +173,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         d.addErrback(self._failed, "ENGINES")
 
     def _play(self, args: list[str]) -> None:
+        self._check_not_hosted()
         self._check_in_lobby()
         self._check_admitted()
         engine, level, player, size, opening, control = wire.parse_play(args, self.service.default_size)
@@ -169,6 +181,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         self._starting(self.service.play_engine(self, engine, level, player, size, opening, control), "PLAY")
 
     def _match(self, args: list[str]) -> None:
+        self._check_not_hosted()
         self._check_in_lobby()
         self._check_admitted()
         a, b, games, size = wire.parse_match(args, self.service.default_size)
@@ -205,7 +218,8 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         lobby.leave(self)
         asked = "" if control is None else f" CLOCK {control.notation()}"
         self.send_lines([f"OK TABLE {table or '-'} {size[0]}x{size[1]}{asked}"])
-        lobby.join(self, self.service.table_key(table, size, self.service.default_size, control))
+        key = self.service.table_key(table, size, self.service.default_size, control)
+        lobby.join(self, key if self.placement is None else self.placement.table)
         if self.game is None:
             self.send_lines([f"WAIT waiting for an opponent{f' at table {table}' if table else ''}"])
 

@@ -401,13 +401,18 @@ class Connect4Service(GameService):
         key = None if table is None and size == default else f"{table or ''}/{size[0]}x{size[1]}"
         return clock_table(key, control)
 
+    def hosted_table(self, name: str) -> str:
+        return self.table_key(name, self.default_size, self.default_size)
+
     def _seat(self, members: list[Hashable], table: str | None) -> None:
         key, control = table_clock(table)
         size = self.default_size if key is None else wire.parse_size(key.rsplit("/", 1)[1])
         first, second = members
-        self._start({0: first, 1: second}, Board(*size), control)
+        self._start({0: first, 1: second}, Board(*size), control, key=table)
 
-    def _start(self, players: dict[int, object], board: Board, control: TimeControl | None = None) -> Connect4Game:
+    def _start(
+        self, players: dict[int, object], board: Board, control: TimeControl | None = None, key: str | None = None
+    ) -> Connect4Game:
         game = Connect4Game(
             next(self._ids),
             board,
@@ -426,7 +431,7 @@ class Connect4Service(GameService):
                 game.sit(self.seats.seat(game, p, player.seat_identity(), holder=player, host=player.host))
         self.games[game.id] = game
         if self.hub is not None:
-            self.live[game.id] = self._open_table(game)
+            self.live[game.id] = self._open_table(game, key)
         game.start()
         return game
 
@@ -445,7 +450,7 @@ class Connect4Service(GameService):
 
     # --- spectators and records ------------------------------------------------------------
 
-    def _open_table(self, game: Connect4Game) -> LiveTable:
+    def _open_table(self, game: Connect4Game, key: str | None = None) -> LiveTable:
         seats = []
         for p in (0, 1):
             seat = record_seat(game.seats[p])
@@ -455,7 +460,7 @@ class Connect4Service(GameService):
                    "opening": list(board.moves)}
         if not game.control.plain:
             options["clock"] = game.control.notation()
-        return self.hub.open("connect4", seats, options, rules.spectator_state(board), self._clocks(game))
+        return self.hub.open("connect4", seats, options, rules.spectator_state(board), self._clocks(game), key=key)
 
     def _moved(self, game: Connect4Game, player: int, column: int, row: int) -> None:
         table = self.live.get(game.id)

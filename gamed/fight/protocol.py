@@ -55,6 +55,10 @@ class FightProtocol(LoginCommands, TextLineProtocol):
     # --- connection ------------------------------------------------------------------------
 
     def on_connect(self) -> None:
+        if self.placement is not None:
+            self.identity = self.placement.identity
+            self.name = self.identity.name
+            self.service.name_changed(self, self.name)
         self.service.connected(self)
         self.send_lines([wire.OK])
         config = self.service.config
@@ -99,7 +103,9 @@ class FightProtocol(LoginCommands, TextLineProtocol):
             self.send_lines([INVALID])
             return
         keyword, value = extension
-        if keyword == "NAME":
+        if keyword == "NAME" and self.placement is not None:
+            self.login_refused(LoginError(Refusal.HOSTED))
+        elif keyword == "NAME":
             self.check_guest_name(value, self._named)  # a registered name first, then one in use
         elif not self.may_play():
             self.login_refused(LoginError(Refusal.GUESTS_OFF))
@@ -124,6 +130,8 @@ class FightProtocol(LoginCommands, TextLineProtocol):
 
     def may_play(self) -> bool:
         """False while guests may not play here and this AI has not logged in."""
+        if self.placement is not None:
+            return True
         return self.service.players.guests or (self.identity is not None and self.identity.account)
 
     # --- logging in, taking a seat back -------------------------------------------------------
@@ -238,7 +246,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
             self._join_due = True  # it joins once its login has been answered (or it logs in)
             return
         if self.game is None and not self.closing and not self.service.lobby.is_waiting(self):
-            self.service.lobby.join(self, self.table)
+            self.service.lobby.join(self, self.table if self.placement is None else self.placement.table)
 
     def _lobby_timed_out(self) -> None:
         self._lobby_call = None

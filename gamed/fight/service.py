@@ -101,6 +101,10 @@ class FightService(GameService):
 
     # --- games -----------------------------------------------------------------------------
 
+    @property
+    def player_factory(self) -> FightFactory:
+        return self.ai_factory
+
     def _seat(self, members: list[Hashable], table: str | None) -> None:
         players = list(members)
         for team, player in enumerate(players):
@@ -129,7 +133,7 @@ class FightService(GameService):
             player.seat = self.seats.seat(game, team, identity, player, player.host)
         self.games[game.id] = game
         if self.hub is not None:
-            self.live[game.id] = self._open_table(game)
+            self.live[game.id] = self._open_table(game, table)
         waiting, self._waiting = list(self._waiting), {}
         for observer in waiting:
             self.watch(observer, game)
@@ -151,7 +155,7 @@ class FightService(GameService):
 
     # --- spectators ------------------------------------------------------------------------
 
-    def _open_table(self, game: FightGame) -> LiveTable:
+    def _open_table(self, game: FightGame, key: str | None = None) -> LiveTable:
         # Only identified teams are rated (accounts, and programs the daemon runs); guests never.
         seats = [record_seat(seat) for seat in self.seats.seats_of(game)]
         c = self.config
@@ -165,7 +169,7 @@ class FightService(GameService):
         if not c.time_control.plain:
             options["clock"] = c.time_control.notation()
         clocks = None if c.time_control.plain else dict(enumerate(game.banks()))
-        return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls), clocks)
+        return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls), clocks, key=key)
 
     def _turned(self, game: FightGame, resolution: Resolution) -> None:
         table = self.live.get(game.id)

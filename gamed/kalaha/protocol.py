@@ -62,6 +62,8 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     # --- connection ------------------------------------------------------------------------
 
     def on_connect(self) -> None:
+        if self.placement is not None:
+            self.identity = self.placement.identity
         self.service.connected(self)
         self.service.name_changed(self, self.name)
         lines = [wire.hello(), "INFO Welcome to Kalaha. Type HELP for the commands."]
@@ -93,6 +95,8 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     def _name(self, args: list[str]) -> None:
         if len(args) != 1 or not valid_name(args[0]):
             return self._error(Code.BAD_ARGUMENTS, "usage: NAME <name> (1-32 letters, digits, _ . -)")
+        if self.placement is not None:
+            return self.login_refused(LoginError(Refusal.HOSTED))
         if self.game is not None:
             return self._error(Code.NOT_NOW, "you cannot change your name during a game")
         name = args[0]
@@ -151,6 +155,8 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     def _computer(self, args: list[str]) -> None:
         if self._not_in_lobby() or self._guest_refused():
             return
+        if self.placement is not None:
+            return self.login_refused(LoginError(Refusal.HOSTED))
         if not self.service.config.computer:
             return self._error(Code.UNAVAILABLE, "the computer player is switched off on this server")
         level_name, side = ai.DEFAULT_LEVEL, A
@@ -267,6 +273,8 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self._join_call = None
 
     def _join(self, table: str | None, what: str) -> None:
+        if self.placement is not None:  # a hosted bot keeps to its reserved table
+            table = self.placement.table
         self._cancel_auto_join()
         self._join_due = False
         lobby = self.service.lobby

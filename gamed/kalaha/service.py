@@ -101,13 +101,17 @@ class KalahaService(GameService):
         first, second = members
         mode = self.config.first
         self._tables += 1
-        if mode == "alternate" and self._tables % 2 == 0:
+        if self.lobby.seating_reserved:  # a hosted game: the seats are as reserved
+            pass
+        elif mode == "alternate" and self._tables % 2 == 0:
             first, second = second, first
         elif mode == "random" and self.rng.random() < 0.5:
             first, second = second, first
-        self._start({A: first, B: second}, control)
+        self._start({A: first, B: second}, control, key=table)
 
-    def _start(self, players: dict[str, IKalahaPlayer], control: TimeControl | None = None) -> KalahaGame:
+    def _start(
+        self, players: dict[str, IKalahaPlayer], control: TimeControl | None = None, key: str | None = None
+    ) -> KalahaGame:
         game = KalahaGame(
             next(self._ids),
             players,
@@ -122,7 +126,7 @@ class KalahaService(GameService):
         )
         self.games[game.id] = game
         if self.hub is not None:
-            self.live[game.id] = self._open_table(game)
+            self.live[game.id] = self._open_table(game, key)
         game.start()
         return game
 
@@ -140,12 +144,12 @@ class KalahaService(GameService):
 
     # --- spectators ------------------------------------------------------------------------
 
-    def _open_table(self, game: KalahaGame) -> LiveTable:
+    def _open_table(self, game: KalahaGame, key: str | None = None) -> LiveTable:
         seats = [record_seat(game.seats[A]), record_seat(game.seats[B])]
         options = {"pits": rules.PITS_PER_SIDE, "stones": rules.STONES_PER_PIT, "move_time": game.move_time}
         if not game.control.plain:
             options["clock"] = game.control.notation()
-        return self.hub.open("kalaha", seats, options, rules.spectator_state(game.position), self._clocks(game, A))
+        return self.hub.open("kalaha", seats, options, rules.spectator_state(game.position), self._clocks(game, A), key=key)
 
     def _moved(self, game: KalahaGame, move: Move) -> None:
         table = self.live.get(game.id)

@@ -1,0 +1,152 @@
+"""How a hosted program is started: its own session and process group, a parent death signal,
+resource limits, a minimal environment, and bubblewrap's namespaces where the machine has it.
+
+``Isolation.detect`` runs once at start-up and says what this machine offers (the daemon logs it);
+``launch_command`` gives the (executable, argv) for ``spawnProcess``: a bare Python interpreter
+(``-I -S``: no site, no environment) running ``_LAUNCHER``, which sets the limits, becomes the
+leader of a new session, asks for SIGKILL when the daemon dies, restores the signals Python
+ignores, and execs the program, or bubblewrap with the program (no network, the system read-only,
+its own /tmp and process namespace, only its working directory writable).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import attrs
+
+from gamed.hosting.spec import MIB, BotLimits
+
+_PYTHON = os.path.realpath(sys.executable) if sys.executable else "/usr/bin/python3"
+EXEC_FAILED = 127  # the launcher's exit status when the program cannot be executed
+
+# argv: DAEMON_PID LIMITS PATH ARGV...; LIMITS is "NAME=SOFT:HARD,..." of resource.RLIMIT_*.
+_LAUNCHER = (
+    "import os,sys,signal,resource\n"
+    "for s in (signal.SIGPIPE,signal.SIGXFSZ,signal.SIGXCPU):signal.signal(s,signal.SIG_DFL)\n"
+    "os.setsid()\n"
+    "try:\n"
+    " import ctypes\n"
+    " ctypes.CDLL(None).prctl(1,9,0,0,0)\n"  # PR_SET_PDEATHSIG = SIGKILL: it dies with the daemon
+    "except Exception:\n"
+    " pass\n"
+    "if os.getppid()!=int(sys.argv[1]):os._exit(1)\n"  # the daemon died before the prctl
+    "for item in filter(None,sys.argv[2].split(',')):\n"
+    " n,v=item.split('=');s,h=v.split(':')\n"
+    " try:resource.setrlimit(getattr(resource,n),(int(s),int(h)))\n"
+    " except (ValueError,OSError):pass\n"
+    "os.umask(0o077)\n"
+    "try:\n"
+    " os.execv(sys.argv[3],sys.argv[4:])\n"
+    "except OSError as e:\n"
+    " sys.stderr.write('cannot execute %s: %s\\n'%(sys.argv[3],e.strerror))\n"
+    " os._exit(127)\n"
+)
+
+
+def rlimits(limits: BotLimits, root: bool | None = None) -> dict[str, tuple[int, int]]:
+    """The kernel limits of a program: CPU seconds (SIGXCPU at the limit, SIGKILL a second later),
+    address space (twice the memory limit, at least 256 MiB more: the watchdog judges resident
+    memory, this only stops a runaway), open files, file size, no core files, and processes
+    (RLIMIT_NPROC counts every process of the user, so it is set only for a user other than root's
+    daemon, where it is the user's own; the watchdog counts the program's tree everywhere)."""
+    cpu = max(1, int(limits.cpu + 0.999))
+    address = max(2 * limits.memory, limits.memory + 256 * MIB)
+    out = {
+        "RLIMIT_CPU": (cpu, cpu + 1),
+        "RLIMIT_AS": (address, address),
+        "RLIMIT_NOFILE": (limits.files, limits.files),
+        "RLIMIT_FSIZE": (limits.disk, limits.disk),
+        "RLIMIT_CORE": (0, 0),
+    }
+    if not (os.geteuid() == 0 if root is None else root):
+        out["RLIMIT_NPROC"] = (limits.processes, limits.processes)
+    return out
+
+
+@attrs.frozen
+class Isolation:
+    """What the machine offers beyond resource limits: ``bwrap`` is bubblewrap's path when it
+    works here (it needs user or mount namespaces), else ""."""
+
+    bwrap: str = ""
+    why: str = ""  # why there is no bubblewrap (for the start-up line)
+
+    @classmethod
+    def detect(cls, mode: str = "auto") -> Isolation:
+        """``mode``: "auto" (bubblewrap if it works), "bwrap" (required: ValueError if it does
+        not work) or "none"."""
+        if mode == "none":
+            return cls(why="switched off ([bots] isolation = none)")
+        path = shutil.which("bwrap") or ""
+        why = ""
+        if not path:
+            why = "bubblewrap (bwrap) is not installed"
+        else:
+            try:
+                done = subprocess.run(
+                    [path, *_BWRAP_BASE, "--", "/bin/true"], capture_output=True, timeout=10, check=False
+                )
+            except (OSError, subprocess.TimeoutExpired) as e:
+                why = f"bubblewrap does not run here: {e}"
+            else:
+                if done.returncode != 0:
+                    text = done.stderr.decode("utf-8", "replace").strip().splitlines()
+                    why = f"bubblewrap does not work here: {text[-1] if text else done.returncode}"
+        if why:
+            if mode == "bwrap":
+                raise ValueError(f"bots.isolation = bwrap, but {why}")
+            return cls(why=why)
+        return cls(bwrap=path)
+
+    def shown(self) -> str:
+        if self.bwrap:
+            return "bubblewrap (no network, read-only system, own /tmp and process namespace) and resource limits"
+        return f"resource limits only ({self.why})"
+
+
+# Namespaces and the file system every bubblewrapped program gets.
+_BWRAP_BASE = (
+    "--die-with-parent",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--ro-bind", "/", "/",
+    "--dev", "/dev",
+    "--proc", "/proc",
+    "--tmpfs", "/tmp",
+)
+
+
+def launch_command(
+    argv: tuple[str, ...], workdir: str, limits: BotLimits, isolation: Isolation, env: dict[str, str],
+    network: bool = False,
+) -> tuple[str, list[str]]:
+    """(executable, args) for ``spawnProcess`` that run ``argv`` in ``workdir`` as the sandbox
+    says. ``network``: keep the network (a bot that connects to the daemon itself)."""
+    limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
+    if isolation.bwrap:
+        base = [a for a in _BWRAP_BASE if not (network and a == "--unshare-net")]
+        program = [
+            isolation.bwrap, *base,
+            "--bind", workdir, workdir,
+            "--chdir", workdir,
+            "--clearenv",
+            *[x for key, value in sorted(env.items()) for x in ("--setenv", key, value)],
+            "--", *argv,
+        ]
+    else:
+        program = list(argv)
+    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), limit_text, program[0], *program]
+
+
+def bwrap_signal(exit_code: int | None, isolated: bool) -> int | None:
+    """Bubblewrap ends with 128 + the signal that killed its program: that signal, else None."""
+    if isolated and exit_code is not None and 128 < exit_code < 128 + 65:
+        return exit_code - 128
+    return None
