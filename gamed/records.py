@@ -485,8 +485,8 @@ class RecordStore:
 
     def match(self, match_id: int) -> defer.Deferred:
         """The match as JSON-able dict (MatchSummary + options, initial_state, moves (each with its
-        state and clock), extra, table; seats also carry rated, kind and the ratings
-        before/after), or None if unknown."""
+        state and clock), extra, table; seats also carry rated, kind, the ratings and sigmas
+        before/after and the account), or None if unknown."""
         if not isinstance(match_id, int) or isinstance(match_id, bool):
             return defer.fail(TypeError(f"a match id is a whole number, not {match_id!r}"))
         if not 1 <= match_id < 2**63:
@@ -501,7 +501,8 @@ class RecordStore:
         return self._run(_recent, self.dialect, limit, game, played)
 
     def player(self, name: str, limit: int = 20, played: bool = False) -> defer.Deferred:
-        """``{"name", "ratings": [{"game", "rating", "games", "wins", "draws", "losses", "rank"}...],
+        """``{"name", "ratings": [{"game", "rating", "sigma", "low", "high", "conservative", "provisional",
+        "games", "wins", "draws", "losses", "rank"}...],
         "matches": [MatchSummary...]}`` of the player (the last ``limit`` matches it sat in, newest
         first; ``played`` as for ``recent``), or None for a name that never played."""
         if not isinstance(limit, int) or limit < 0:
@@ -509,7 +510,8 @@ class RecordStore:
         return self._run(_player, self.dialect, name, limit, played)
 
     def leaderboard(self, game: str, limit: int = 100) -> defer.Deferred:
-        """[{"name","rating","games","wins","draws","losses"}...] of ``game``, best rating first."""
+        """[{"name", "rating", "sigma", "low", "high", "conservative", "provisional", "games", "wins",
+        "draws", "losses"}...] of ``game``, best first by the conservative rating (mu - 3 sigma)."""
         if not isinstance(limit, int) or limit < 0:
             return defer.fail(ValueError(f"limit must be a whole number >= 0, not {limit!r}"))
         return self._run(_leaderboard, self.dialect, game, limit)
