@@ -1,6 +1,9 @@
 """Ratings (gamed.ratings, openskill's Plackett-Luce model): who goes up and down, sigma shrinking,
 draws, many seats, unrated seats, the interval and the provisional mark."""
 
+import json
+import pathlib
+
 import pytest
 
 from gamed.ratings import (
@@ -142,3 +145,12 @@ def test_outcome():
     assert [outcome([1, 0], i) for i in (0, 1)] == [WIN, LOSS]
     assert [outcome([0.5, 0.5], i) for i in (0, 1)] == [DRAW, DRAW]
     assert [outcome([2, 2, 1], i) for i in range(3)] == [DRAW, DRAW, LOSS]
+
+
+def test_the_documented_leaderboard_row_is_what_a_first_win_gives():
+    # docs/web-api.md shows the row of a newcomer who won its first game: keep it true.
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "web-api.md").read_text()
+    start = doc.index('{"name": "alice", "rating": ')
+    row = json.loads(doc[start : doc.index("}", start) + 1])
+    won, _ = rate([INITIAL, INITIAL], [1, 0])
+    assert row == {"name": "alice", "rating": won.mu, **describe(won.mu, won.sigma, 1), "games": 1, "wins": 1, "draws": 0, "losses": 0}
