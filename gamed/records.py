@@ -1,4 +1,4 @@
-"""Finished matches, their moves and results, and Elo ratings, kept in a database.
+"""Finished matches, their moves and results, and ratings (gamed.ratings), kept in a database.
 
 SQLite by default (one file, WAL journal, one connection), PostgreSQL when the URL says so (the
 optional ``psycopg`` dependency: ``pip install gamed[postgres]``). All database work runs in the
@@ -28,7 +28,7 @@ from twisted.logger import Logger
 from twisted.python.failure import Failure
 
 from gamed import outcome, registry
-from gamed import ratings as elo
+from gamed import ratings as skill  # "ratings" is the name of many local lists here
 
 log = Logger()
 
@@ -254,7 +254,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # 5: each move's clock, as JSON ({seat: {"used", "left", "credit"}}; NULL: no clock kept)
         "ALTER TABLE moves ADD COLUMN clock TEXT",
     ),
+    (  # 6: openskill ratings (gamed.ratings): each rating's uncertainty sigma, and each seat's
+        # sigma before and after its match (NULL: unrated, or rated by the Elo of before). An Elo
+        # rating of before keeps its number as mu and gets a newcomer's sigma (500): the new model
+        # cannot tell how sure the old one was, so the next games settle it, and the boards' order
+        # (the conservative rating mu - 3 sigma, indexed here) stays what it was.
+        "ALTER TABLE ratings ADD COLUMN sigma DOUBLE PRECISION NOT NULL DEFAULT 500.0",
+        "ALTER TABLE seats ADD COLUMN sigma_before DOUBLE PRECISION",
+        "ALTER TABLE seats ADD COLUMN sigma_after DOUBLE PRECISION",
+        "DROP INDEX ratings_board",
+        "CREATE INDEX ratings_conservative ON ratings (game, (rating - 3 * sigma))",
+    ),
 )
+
+
+def _conservative(alias: str = "") -> str:
+    """The conservative rating in SQL (gamed.ratings.conservative, CONSERVATIVE_Z = 3): the boards'
+    order and a player's rank. Without an alias it is written exactly as migration 6 indexes it,
+    so that the index serves the boards."""
+    prefix = f"{alias}." if alias else ""
+    return f"{prefix}rating - 3 * {prefix}sigma"
+
 
 # The game types a match can be of (MatchRecord.game), as the web API and the pages name them:
 # the registered games' names (gamed.registry).
@@ -465,8 +485,8 @@ class RecordStore:
 
     def match(self, match_id: int) -> defer.Deferred:
         """The match as JSON-able dict (MatchSummary + options, initial_state, moves (each with its
-        state and clock), extra, table; seats also carry rated, kind and the ratings
-        before/after), or None if unknown."""
+        state and clock), extra, table; seats also carry rated, kind, the ratings and sigmas
+        before/after and the account), or None if unknown."""
         if not isinstance(match_id, int) or isinstance(match_id, bool):
             return defer.fail(TypeError(f"a match id is a whole number, not {match_id!r}"))
         if not 1 <= match_id < 2**63:
@@ -481,7 +501,8 @@ class RecordStore:
         return self._run(_recent, self.dialect, limit, game, played)
 
     def player(self, name: str, limit: int = 20, played: bool = False) -> defer.Deferred:
-        """``{"name", "ratings": [{"game", "rating", "games", "wins", "draws", "losses", "rank"}...],
+        """``{"name", "ratings": [{"game", "rating", "sigma", "low", "high", "conservative", "provisional",
+        "games", "wins", "draws", "losses", "rank"}...],
         "matches": [MatchSummary...]}`` of the player (the last ``limit`` matches it sat in, newest
         first; ``played`` as for ``recent``), or None for a name that never played."""
         if not isinstance(limit, int) or limit < 0:
@@ -489,7 +510,8 @@ class RecordStore:
         return self._run(_player, self.dialect, name, limit, played)
 
     def leaderboard(self, game: str, limit: int = 100) -> defer.Deferred:
-        """[{"name","rating","games","wins","draws","losses"}...] of ``game``, best rating first."""
+        """[{"name", "rating", "sigma", "low", "high", "conservative", "provisional", "games", "wins",
+        "draws", "losses"}...] of ``game``, best first by the conservative rating (mu - 3 sigma)."""
         if not isinstance(limit, int) or limit < 0:
             return defer.fail(ValueError(f"limit must be a whole number >= 0, not {limit!r}"))
         return self._run(_leaderboard, self.dialect, game, limit)
@@ -580,8 +602,8 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
         points = None
     cursor.executemany(
         sql(
-            "INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after, points, account_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            "INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after, sigma_before,"
+            " sigma_after, points, account_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         [
             (
@@ -591,8 +613,7 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
                 int(counts[s.seat]),
                 s.kind,
                 float(record.scores[s.seat]),
-                before[s.seat],
-                after[s.seat],
+                *_mu_sigma(before[s.seat], after[s.seat]),
                 None if points is None else points[s.seat],
                 s.account_id,
             )
@@ -620,11 +641,11 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
 
 def _update_ratings(
     cursor: Any, dialect: _Dialect, record: MatchRecord, seats: Sequence[Seat], counts: Sequence[bool]
-) -> tuple[list[float | None], list[float | None]]:
-    """Apply the Elo update of a stored match to the seats that ``counts``; returns each seat's
+) -> tuple[list[skill.Rating | None], list[skill.Rating | None]]:
+    """Apply the rating update of a stored match to the seats that ``counts``; returns each seat's
     rating before and after (None: unrated)."""
     n = len(seats)
-    none: list[float | None] = [None] * n
+    none: list[skill.Rating | None] = [None] * n
     if not record.rated:
         return none, none
     sql = dialect.sql
@@ -636,24 +657,30 @@ def _update_ratings(
     current: dict[str, tuple] = {}
     for s, r in zip(seats, rated):
         if r:
-            cursor.execute(sql("SELECT rating, games, wins, draws, losses FROM ratings WHERE game = ? AND name = ?"), (record.game, s.name))
-            current[s.name] = cursor.fetchone() or (elo.INITIAL, 0, 0, 0, 0)
-    before: list[float | None] = [float(current[s.name][0]) if r else None for s, r in zip(seats, rated)]
-    after = elo.rate(before, [float(record.scores[s.seat]) for s in seats])
+            cursor.execute(
+                sql("SELECT rating, sigma, games, wins, draws, losses FROM ratings WHERE game = ? AND name = ?"), (record.game, s.name)
+            )
+            current[s.name] = cursor.fetchone() or (skill.INITIAL.mu, skill.INITIAL.sigma, 0, 0, 0, 0)
+    before: list[skill.Rating | None] = [
+        skill.Rating(float(current[s.name][0]), float(current[s.name][1])) if r else None for s, r in zip(seats, rated)
+    ]
+    after = skill.rate(before, [float(record.scores[s.seat]) for s in seats])
     rated_scores = [float(record.scores[s.seat]) for s, r in zip(seats, rated) if r]
     index = 0
     for s, r, new in zip(seats, rated, after):
         if not r:
             continue
-        result = elo.outcome(rated_scores, index)
+        assert new is not None
+        result = skill.outcome(rated_scores, index)
         index += 1
-        _, games, wins, draws, losses = current[s.name]
+        _, _, games, wins, draws, losses = current[s.name]
         row = (
-            new,
+            new.mu,
+            new.sigma,
             games + 1,
-            wins + (result == elo.WIN),
-            draws + (result == elo.DRAW),
-            losses + (result == elo.LOSS),
+            wins + (result == skill.WIN),
+            draws + (result == skill.DRAW),
+            losses + (result == skill.LOSS),
             s.account_id,
             record.game,
             s.name,
@@ -661,17 +688,30 @@ def _update_ratings(
         if games:
             cursor.execute(
                 sql(
-                    "UPDATE ratings SET rating = ?, games = ?, wins = ?, draws = ?, losses = ?, account_id = COALESCE(?, account_id)"
-                    " WHERE game = ? AND name = ?"
+                    "UPDATE ratings SET rating = ?, sigma = ?, games = ?, wins = ?, draws = ?, losses = ?,"
+                    " account_id = COALESCE(?, account_id) WHERE game = ? AND name = ?"
                 ),
                 row,
             )
         else:
             cursor.execute(
-                sql("INSERT INTO ratings (rating, games, wins, draws, losses, account_id, game, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+                sql(
+                    "INSERT INTO ratings (rating, sigma, games, wins, draws, losses, account_id, game, name)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
                 row,
             )
     return before, after
+
+
+def _mu_sigma(before: skill.Rating | None, after: skill.Rating | None) -> tuple:
+    """A seat's rating_before, rating_after, sigma_before, sigma_after columns."""
+    return (
+        None if before is None else before.mu,
+        None if after is None else after.mu,
+        None if before is None else before.sigma,
+        None if after is None else after.sigma,
+    )
 
 
 def _own_name(cursor: Any, dialect: _Dialect, seat: Seat) -> bool:
@@ -694,8 +734,8 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
     marks = ", ".join("?" * len(ids))
     cursor.execute(
         dialect.sql(
-            "SELECT match_id, seat, name, score, rated, kind, rating_before, rating_after, points, account_id"
-            f" FROM seats WHERE match_id IN ({marks}) ORDER BY match_id, seat"
+            "SELECT match_id, seat, name, score, rated, kind, rating_before, rating_after, points, account_id,"
+            f" sigma_before, sigma_after FROM seats WHERE match_id IN ({marks}) ORDER BY match_id, seat"
         ),
         ids,
     )
@@ -724,7 +764,9 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
         }
         if detail:
             for entry, s in zip(summary["seats"], own):
-                entry.update(rated=bool(s[4]), rating_before=s[6], rating_after=s[7], account_id=s[9])
+                entry.update(
+                    rated=bool(s[4]), rating_before=s[6], rating_after=s[7], sigma_before=s[10], sigma_after=s[11], account_id=s[9]
+                )
         out.append(summary)
     return out
 
@@ -772,14 +814,15 @@ def _recent(cursor: Any, dialect: _Dialect, limit: int, game: str | None, played
 def _player(cursor: Any, dialect: _Dialect, name: str, limit: int, played: bool) -> dict | None:
     cursor.execute(
         dialect.sql(
-            "SELECT game, rating, games, wins, draws, losses,"
-            " (SELECT COUNT(*) FROM ratings better WHERE better.game = r.game AND better.rating > r.rating) + 1"
+            "SELECT game, rating, sigma, games, wins, draws, losses,"
+            " (SELECT COUNT(*) FROM ratings better WHERE better.game = r.game"
+            f" AND {_conservative('better')} > {_conservative('r')}) + 1"
             " FROM ratings r WHERE name = ? ORDER BY game"
         ),
         (name,),
     )
-    keys = ("game", "rating", "games", "wins", "draws", "losses", "rank")
-    ratings = [dict(zip(keys, row)) for row in cursor.fetchall()]
+    keys = ("game", "rating", "sigma", "games", "wins", "draws", "losses", "rank")
+    ratings = [_rating_row(dict(zip(keys, row))) for row in cursor.fetchall()]
     where = f" AND {_PLAYED}" if played else ""
     cursor.execute(
         dialect.sql(
@@ -799,13 +842,20 @@ def _player(cursor: Any, dialect: _Dialect, name: str, limit: int, played: bool)
 def _leaderboard(cursor: Any, dialect: _Dialect, game: str, limit: int) -> list[dict]:
     cursor.execute(
         dialect.sql(
-            "SELECT name, rating, games, wins, draws, losses FROM ratings WHERE game = ?"
-            " ORDER BY rating DESC, games DESC, name LIMIT ?"
+            "SELECT name, rating, sigma, games, wins, draws, losses FROM ratings WHERE game = ?"
+            f" ORDER BY {_conservative()} DESC, games DESC, name LIMIT ?"
         ),
         (game, limit),
     )
-    keys = ("name", "rating", "games", "wins", "draws", "losses")
-    return [dict(zip(keys, row)) for row in cursor.fetchall()]
+    keys = ("name", "rating", "sigma", "games", "wins", "draws", "losses")
+    return [_rating_row(dict(zip(keys, row))) for row in cursor.fetchall()]
+
+
+def _rating_row(row: dict) -> dict:
+    """A ratings row as the API shows it: ``rating`` (mu) and ``sigma``, the 95 % interval's ``low``
+    and ``high``, the ``conservative`` rating the board is ordered by, ``provisional``."""
+    row.update(skill.describe(row["rating"], row["sigma"], row["games"]))
+    return row
 
 
 def _fill_details_and_points(cursor: Any, dialect: _Dialect) -> None:

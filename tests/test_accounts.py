@@ -24,6 +24,7 @@ from gamed.accounts import (
     token_matches,
     valid_token,
 )
+from gamed.ratings import INITIAL, rate
 from gamed.records import SCHEMA_VERSION, MatchRecord, RecordStore, Seat, migrate, parse_url, record_from_json
 from tests.test_records import PG_URL, TABLES, _connect, _reactor, _versions, kalaha
 
@@ -267,7 +268,9 @@ async def test_add_claims_the_ratings_of_the_typed_name(url):
             ("alice", "player", True, alice.id),
             ("bob", "player", False, None),
         ]
-        assert data["seats"][0]["rating_before"] == 1516.0 and data["seats"][0]["rating_after"] > 1516.0
+        won, _ = rate([INITIAL, INITIAL], [1, 0])  # alice's rating after the first match
+        assert (data["seats"][0]["rating_before"], data["seats"][0]["sigma_before"]) == (won.mu, won.sigma)
+        assert data["seats"][0]["rating_after"] > won.mu and data["seats"][0]["sigma_after"] < won.sigma
         with _connect(url) as conn:
             cur = conn.cursor()
             cur.execute("SELECT name, account_id FROM ratings WHERE game = 'kalaha' ORDER BY name")

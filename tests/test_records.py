@@ -14,6 +14,7 @@ import pytest_twisted
 from twisted.internet import defer, task
 
 from gamed.kalaha import rules as kalaha_rules
+from gamed.ratings import INITIAL, Rating, conservative, interval, rate
 from gamed.observers import LiveHub
 from gamed.records import (
     POSTGRES,
@@ -92,7 +93,11 @@ async def opened(url):
 
 
 def board(rows):
-    return [(r["name"], r["rating"], r["games"], r["wins"], r["draws"], r["losses"]) for r in rows]
+    return [(r["name"], Rating(r["rating"], r["sigma"]), r["games"], r["wins"], r["draws"], r["losses"]) for r in rows]
+
+
+# Two newcomers after one game between them (gamed.ratings, openskill): the winner's and the loser's.
+WON, LOST = rate([INITIAL, INITIAL], [1, 0])
 
 
 # --- URLs ------------------------------------------------------------------------------------
@@ -131,7 +136,9 @@ async def test_store_and_read_back(url):
             "account": False,
             "rated": True,
             "rating_before": 1500.0,
-            "rating_after": 1484.0,
+            "rating_after": LOST.mu,
+            "sigma_before": 500.0,
+            "sigma_after": LOST.sigma,
             "account_id": None,
         }
         assert data["scores"] == [1.0, 0.0]
@@ -236,7 +243,8 @@ async def test_a_players_ratings_and_matches(url):
         assert [m["id"] for m in (await store.player("alice", limit=1))["matches"]] == [unplayed]
         ratings = {r["game"]: r for r in alice["ratings"]}
         assert sorted(ratings) == ["connect4", "kalaha"]
-        assert (ratings["connect4"]["rating"], ratings["connect4"]["rank"], ratings["connect4"]["wins"]) == (1516.0, 1, 1)
+        assert (ratings["connect4"]["rating"], ratings["connect4"]["rank"], ratings["connect4"]["wins"]) == (WON.mu, 1, 1)
+        assert (ratings["connect4"]["sigma"], ratings["connect4"]["provisional"]) == (WON.sigma, True)
         kalaha_board = [r["name"] for r in await store.leaderboard("kalaha")]
         assert ratings["kalaha"]["rank"] == kalaha_board.index("alice") + 1
         assert (ratings["kalaha"]["games"], ratings["kalaha"]["wins"], ratings["kalaha"]["losses"]) == (2, 1, 1)
@@ -251,31 +259,35 @@ async def test_a_players_ratings_and_matches(url):
 
 
 @pytest_twisted.ensureDeferred
-async def test_elo_win_draw_loss_and_leaderboard(url):
+async def test_win_draw_loss_and_leaderboard(url):
     store = await opened(url)
     try:
-        await store.store(kalaha(scores=(1, 0)))  # alice beats bob: 1516 / 1484
-        assert board(await store.leaderboard("kalaha")) == [("alice", 1516.0, 1, 1, 0, 0), ("bob", 1484.0, 1, 0, 0, 1)]
-        await store.store(kalaha(scores=(0.5, 0.5)))  # a draw from 1516 v 1484: E(alice) = 0.54592
+        await store.store(kalaha(scores=(1, 0)))  # alice beats bob: up and down, both surer
+        assert board(await store.leaderboard("kalaha")) == [("alice", WON, 1, 1, 0, 0), ("bob", LOST, 1, 0, 0, 1)]
+        assert WON.mu > 1500 > LOST.mu and WON.sigma < 500
+        await store.store(kalaha(scores=(0.5, 0.5)))  # a draw: the two come closer, sigma shrinks again
         rows = await store.leaderboard("kalaha")
-        assert [r["name"] for r in rows] == ["alice", "bob"]
-        assert [r["rating"] for r in rows] == pytest.approx([1514.5304984710244, 1485.4695015289756], abs=1e-9)
-        assert board(rows)[0][2:] == (2, 1, 1, 0)
+        alice, bob = rate([WON, LOST], [0.5, 0.5])
+        assert board(rows) == [("alice", alice, 2, 1, 1, 0), ("bob", bob, 2, 0, 1, 1)]
+        assert LOST.mu < bob.mu < alice.mu < WON.mu and alice.sigma < WON.sigma
         await store.store(kalaha(a="carol", b="bob", scores=(0, 1)))  # bob beats newcomer carol
         rows = await store.leaderboard("kalaha")
-        expected = {
-            "alice": 1514.5304984710244,
-            "bob": 1485.4695015289756 + 32 * (1 - 1 / (1 + 10 ** ((1500 - 1485.4695015289756) / 400))),
-        }
-        expected["carol"] = 1500 - (expected["bob"] - 1485.4695015289756)
-        assert [r["name"] for r in rows] == sorted(expected, key=expected.get, reverse=True)
-        assert {r["name"]: r["rating"] for r in rows} == pytest.approx(expected, abs=1e-9)
+        carol, bob = rate([INITIAL, bob], [0, 1])
+        expected = {"alice": alice, "bob": bob, "carol": carol}
+        assert {name: r for name, r, *_ in board(rows)} == expected
+        # best first by the conservative rating mu - 3 sigma
+        assert [r["name"] for r in rows] == sorted(expected, key=lambda n: -conservative(expected[n].mu, expected[n].sigma))
         assert board(rows)[[r["name"] for r in rows].index("bob")][2:] == (3, 1, 1, 1)
         assert [r["name"] for r in await store.leaderboard("kalaha", limit=1)] == [rows[0]["name"]]
+        # What the web shows beside each rating: the 95 % interval and the provisional mark.
+        low, high = interval(bob.mu, bob.sigma)
+        shown = rows[[r["name"] for r in rows].index("bob")]
+        assert (shown["low"], shown["high"], shown["conservative"]) == pytest.approx((low, high, bob.mu - 3 * bob.sigma))
+        assert shown["provisional"] is True and low < bob.mu < high
         # Ratings are per game type.
         assert await store.leaderboard("connect4") == []
         await store.store(kalaha(game="connect4", scores=(0, 1)))
-        assert board(await store.leaderboard("connect4")) == [("bob", 1516.0, 1, 1, 0, 0), ("alice", 1484.0, 1, 0, 0, 1)]
+        assert board(await store.leaderboard("connect4")) == [("bob", WON, 1, 1, 0, 0), ("alice", LOST, 1, 0, 0, 1)]
     finally:
         await store.close()
 
@@ -288,10 +300,29 @@ async def test_leaderboard_order(url):
         for a, b in [("dave", "erin"), ("dave", "fred"), ("fred", "erin"), ("gina", "hank")]:
             await store.store(kalaha(a=a, b=b))
         rows = await store.leaderboard("kalaha")
-        ratings = [r["rating"] for r in rows]
-        assert ratings == sorted(ratings, reverse=True)
+        order = [r["conservative"] for r in rows]
+        assert order == sorted(order, reverse=True)
         assert rows[0]["name"] == "dave" and rows[-1]["name"] == "erin"
-        assert [r["name"] for r in rows if r["rating"] == 1516.0] == ["gina"]
+        assert [r["name"] for r in rows if Rating(r["rating"], r["sigma"]) == WON] == ["gina"]
+        # The player pages' rank is the place on this board.
+        for place, row in enumerate(rows, 1):
+            (mine,) = (await store.player(row["name"]))["ratings"]
+            assert mine["rank"] == place
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_proven_player_stays_above_a_lucky_newcomer(url):
+    store = await opened(url)
+    try:
+        for _ in range(12):  # ivan beats jack twelve times: a high rating and a small sigma
+            await store.store(kalaha(a="ivan", b="jack"))
+        await store.store(kalaha(a="kim", b="lou"))  # kim won one game
+        rows = {r["name"]: r for r in await store.leaderboard("kalaha")}
+        assert rows["ivan"]["sigma"] < rows["kim"]["sigma"]
+        assert [r["name"] for r in await store.leaderboard("kalaha")][0] == "ivan"
+        assert rows["ivan"]["high"] - rows["ivan"]["low"] < rows["kim"]["high"] - rows["kim"]["low"]
     finally:
         await store.close()
 
@@ -303,13 +334,37 @@ async def test_unnamed_players_are_not_rated(url):
         match_id = await store.store(kalaha(a="alice", b="guest3", b_rated=False))
         assert await store.leaderboard("kalaha") == []
         data = await store.match(match_id)
-        assert [(s["rated"], s["rating_before"], s["rating_after"]) for s in data["seats"]] == [(True, None, None), (False, None, None)]
+        assert [(s["rated"], s["rating_before"], s["rating_after"], s["sigma_after"]) for s in data["seats"]] == [
+            (True, None, None, None),
+            (False, None, None, None),
+        ]
         # Against a named player later, alice starts from 1500 as if the guest game never happened.
         await store.store(kalaha(a="alice", b="bob"))
-        assert board(await store.leaderboard("kalaha")) == [("alice", 1516.0, 1, 1, 0, 0), ("bob", 1484.0, 1, 0, 0, 1)]
+        assert board(await store.leaderboard("kalaha")) == [("alice", WON, 1, 1, 0, 0), ("bob", LOST, 1, 0, 0, 1)]
         # One name in both seats cannot rate itself.
         await store.store(kalaha(a="bob", b="bob"))
-        assert board(await store.leaderboard("kalaha"))[1] == ("bob", 1484.0, 1, 0, 0, 1)
+        assert board(await store.leaderboard("kalaha"))[1] == ("bob", LOST, 1, 0, 0, 1)
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_many_seats_rate_everyone_and_leave_the_guests_out(url):
+    store = await opened(url)
+    try:
+        names = ["ann", "ben", "guest1", "cat", "dan"]
+        seats = tuple(Seat(i, n, True, "guest" if n.startswith("guest") else "player") for i, n in enumerate(names))
+        record = attrs.evolve(kalaha(), game="combat", seats=seats, scores=(3, 2, 4, 1, 0), moves=(), initial_state=None)
+        match_id = await store.store(record)
+        rows = {r["name"]: r for r in await store.leaderboard("combat")}
+        assert sorted(rows) == ["ann", "ben", "cat", "dan"]
+        new = rate([INITIAL, INITIAL, None, INITIAL, INITIAL], [3, 2, 4, 1, 0])
+        assert {n: Rating(rows[n]["rating"], rows[n]["sigma"]) for n in rows} == {n: r for n, r in zip(names, new) if r}
+        assert rows["ann"]["rating"] > rows["ben"]["rating"] > 1500 > rows["cat"]["rating"] > rows["dan"]["rating"]
+        assert [(rows[n]["wins"], rows[n]["losses"]) for n in ("ann", "ben")] == [(1, 0), (0, 1)]
+        seats = (await store.match(match_id))["seats"]
+        assert [s["sigma_after"] is None for s in seats] == [False, False, True, False, False]
+        assert all(s["sigma_after"] < s["sigma_before"] == 500.0 for s in seats if s["rated"])
     finally:
         await store.close()
 
@@ -342,9 +397,10 @@ async def test_records_survive_a_restart(url):
         assert [m["id"] for m in await again.recent()] == [first]
         second = await again.store(kalaha(scores=(0, 1)))
         assert second > first
-        # The ratings went on from the stored ones: 1516 v 1484, bob wins.
-        rows = {r["name"]: r["rating"] for r in await again.leaderboard("kalaha")}
-        assert rows == pytest.approx({"alice": 1516 - 32 * (1 / (1 + 10 ** (-32 / 400))), "bob": 1484 + 32 * (1 / (1 + 10 ** (-32 / 400)))})
+        # The ratings went on from the stored ones (mu and sigma): bob won the second game.
+        rows = {name: r for name, r, *_ in board(await again.leaderboard("kalaha"))}
+        alice, bob = rate([WON, LOST], [0, 1])
+        assert rows == {"alice": alice, "bob": bob}
     finally:
         await again.close()
 
@@ -463,7 +519,7 @@ async def test_an_older_schema_is_upgraded(url):
         data = await store.match(old)
         assert [(s["name"], s["rating_before"]) for s in data["seats"]] == [("ann", None), ("ben", None)]
         await store.store(kalaha(a="ann", b="ben", game="connect4"))
-        assert board(await store.leaderboard("connect4")) == [("ann", 1516.0, 1, 1, 0, 0), ("ben", 1484.0, 1, 0, 0, 1)]
+        assert board(await store.leaderboard("connect4")) == [("ann", WON, 1, 1, 0, 0), ("ben", LOST, 1, 0, 0, 1)]
     finally:
         await store.close()
 
@@ -515,7 +571,7 @@ async def test_a_database_from_before_move_clocks_is_upgraded(url):
     conn = _connect(url)
     try:
         cur = conn.cursor()
-        migrate(cur, dialect, upto=SCHEMA_VERSION - 1)  # the last gamed without move clocks
+        migrate(cur, dialect, upto=4)  # the last gamed without move clocks
         cur.execute(
             dialect.sql(
                 "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns)"
@@ -535,13 +591,69 @@ async def test_a_database_from_before_move_clocks_is_upgraded(url):
         conn.close()
     store = RecordStore(url, _reactor())
     try:
-        assert await store.start() == SCHEMA_VERSION - 1
+        assert await store.start() == 4
         assert _versions(url) == list(range(1, SCHEMA_VERSION + 1))
         data = await store.match(old)  # the old moves read back, without clocks
         assert [(m["move"], m["clock"]) for m in data["moves"]] == [("A3", None), ("B1", None)]
         clocked = attrs.evolve(kalaha(), moves=(Move(1, 0, "A3", 1.0, None, {0: {"used": 1.0, "left": 59.0, "credit": 0.0}}),))
         new = await store.store(clocked)
         assert (await store.match(new))["moves"][0]["clock"] == {"0": {"used": 1.0, "left": 59.0, "credit": 0.0}}
+    finally:
+        await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_elo_ratings_of_before_are_kept_as_mu_with_a_newcomers_sigma(url):
+    dialect, _ = parse_url(url)
+    conn = _connect(url)
+    try:
+        cur = conn.cursor()
+        migrate(cur, dialect, upto=5)  # the last gamed with Elo ratings
+        cur.execute(
+            dialect.sql(
+                "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+            ),
+            ("kalaha", "kalaha-1", 1.0, 2.0, "resign", 1, "{}", None, "{}", 2),
+        )
+        old = cur.fetchone()[0]
+        seat = dialect.sql(
+            "INSERT INTO seats (match_id, seat, name, rated, kind, score, rating_before, rating_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        cur.execute(seat, (old, 0, "ann", 1, "player", 1.0, 1600.0, 1611.5))
+        cur.execute(seat, (old, 1, "ben", 1, "player", 0.0, 1400.0, 1388.5))
+        rating = dialect.sql("INSERT INTO ratings (game, name, rating, games, wins, draws, losses) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        cur.execute(rating, ("kalaha", "ann", 1611.5, 40, 30, 2, 8))
+        cur.execute(rating, ("kalaha", "ben", 1388.5, 25, 5, 0, 20))
+        cur.execute(rating, ("kalaha", "cid", 1502.0, 3, 1, 1, 1))
+        conn.commit()
+    finally:
+        conn.close()
+    store = RecordStore(url, _reactor())
+    try:
+        assert await store.start() == 5
+        assert _versions(url) == list(range(1, SCHEMA_VERSION + 1))
+        rows = await store.leaderboard("kalaha")
+        # Same numbers, same order, same counts; each as uncertain as a newcomer, so provisional.
+        assert board(rows) == [
+            ("ann", Rating(1611.5, 500.0), 40, 30, 2, 8),
+            ("cid", Rating(1502.0, 500.0), 3, 1, 1, 1),
+            ("ben", Rating(1388.5, 500.0), 25, 5, 0, 20),
+        ]
+        assert all(r["provisional"] for r in rows)
+        assert [r["rank"] for r in (await store.player("ben"))["ratings"]] == [3]
+        # The old match still shows its Elo numbers before and after; it had no sigma.
+        assert [(s["rating_before"], s["rating_after"], s["sigma_before"], s["sigma_after"]) for s in (await store.match(old))["seats"]] == [
+            (1600.0, 1611.5, None, None),
+            (1400.0, 1388.5, None, None),
+        ]
+        # The next game goes on from the kept mu.
+        new = await store.store(kalaha(a="ben", b="ann"))  # an upset: ben wins
+        ben, ann = rate([Rating(1388.5, 500.0), Rating(1611.5, 500.0)], [1, 0])
+        assert {name: r for name, r, *_ in board(await store.leaderboard("kalaha"))} == {"ann": ann, "ben": ben, "cid": Rating(1502.0, 500.0)}
+        seats = (await store.match(new))["seats"]
+        assert [(s["rating_before"], s["sigma_before"]) for s in seats] == [(1388.5, 500.0), (1611.5, 500.0)]
+        assert [(s["rating_after"], s["sigma_after"]) for s in seats] == [(ben.mu, ben.sigma), (ann.mu, ann.sigma)]
     finally:
         await store.close()
 
@@ -579,7 +691,7 @@ async def test_a_failed_store_leaves_nothing_and_later_stores_work(url):
         assert await store.recent() == [] and await store.leaderboard("kalaha") == []
         good = await store.store(kalaha())
         assert record_from_json(await store.match(good)) == kalaha()
-        assert board(await store.leaderboard("kalaha")) == [("alice", 1516.0, 1, 1, 0, 0), ("bob", 1484.0, 1, 0, 0, 1)]
+        assert board(await store.leaderboard("kalaha")) == [("alice", WON, 1, 1, 0, 0), ("bob", LOST, 1, 0, 0, 1)]
     finally:
         await store.close()
 

@@ -19,7 +19,7 @@ def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
         return next((m for m in data["matches"] if sorted(s["name"] for s in m["seats"]) == ["kate", "liam"]), None)
 
     match = site.poll_api("/api/matches?game=kalaha&limit=100", ours, "the match of kate and liam")
-    kate = next(s["seat"] for s in match["seats"] if s["name"] == "kate")
+    kate = kate_seat = next(s["seat"] for s in match["seats"] if s["name"] == "kate")
     player = site.api("/api/players/kate")
 
     page.get(site.url + "/")
@@ -31,7 +31,13 @@ def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
     assert page.find_element(By.ID, "title").text == "kate"
     (rating,) = player["ratings"]
     row = page.find_element(By.CSS_SELECTOR, '#player-ratings tr[data-game="kalaha"]')
-    assert row.find_element(By.CSS_SELECTOR, "td.rating").text == str(round(rating["rating"]))
+    # "1658 ± 949 ?": the rating, the half-width of its 95 % interval, provisional after one game
+    half = round((rating["high"] - rating["low"]) / 2)
+    assert rating["provisional"] is True
+    assert row.find_element(By.CSS_SELECTOR, "td.rating").text == f"{round(rating['rating'])} \u00b1 {half} ?"
+    mark = row.find_element(By.CSS_SELECTOR, "td.rating abbr.provisional")
+    assert "provisional" in mark.get_attribute("title")
+    assert row.get_attribute("data-provisional") == "true" and float(row.get_attribute("data-sigma")) == rating["sigma"]
     assert row.find_element(By.CSS_SELECTOR, "td.rank").text == str(rating["rank"])
     assert row.find_element(By.CSS_SELECTOR, "td.games").text == "1"
     played = page.find_element(By.CSS_SELECTOR, f'#player-matches tr[data-id="{match["id"]}"]')
@@ -48,9 +54,21 @@ def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
     wait_for(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ratings tr[data-name]")) >= 2, "the leaderboard")
     rows = {r.get_attribute("data-name"): r for r in page.find_elements(By.CSS_SELECTOR, "#ratings tr[data-name]")}
     assert {"kate", "liam"} <= rows.keys()
-    ratings = [float(r.get_attribute("data-rating")) for r in rows.values()]
-    assert ratings == sorted(ratings, reverse=True), "best first"
+    order = [float(r.get_attribute("data-conservative")) for r in rows.values()]
+    assert order == sorted(order, reverse=True), "best first, by the conservative rating"
     assert rows["kate"].find_element(By.CSS_SELECTOR, "td.games").text == "1"
+    # the winner above the loser, with the same uncertainty (one game each), both provisional
+    kate, liam = (site.api(f"/api/players/{n}")["ratings"][0] for n in ("kate", "liam"))
+    mine, theirs = match["scores"][kate_seat], match["scores"][1 - kate_seat]
+    if mine == theirs:  # a drawn game between newcomers moves neither
+        assert kate["rating"] == pytest.approx(1500) == liam["rating"]
+    else:
+        winner, loser = (kate, liam) if mine > theirs else (liam, kate)
+        assert winner["rating"] > 1500 > loser["rating"]
+    assert kate["sigma"] == liam["sigma"] < 500
+    for name, r in (("kate", kate), ("liam", liam)):
+        cell = rows[name].find_element(By.CSS_SELECTOR, "td.rating").text
+        assert cell == f"{round(r['rating'])} \u00b1 {round((r['high'] - r['low']) / 2)} ?"
 
 
 def test_a_name_that_never_played_is_said_so_without_an_error(site, page):

@@ -242,7 +242,8 @@ async def test_an_account_not_back_in_time_forfeits_and_the_loss_is_rated_for_th
     for _ in range(200):
         with sqlite3.connect(database) as db:
             rows = db.execute(
-                "SELECT m.reason, m.rated, s.seat, s.name, s.kind, s.score, s.account_id IS NOT NULL, s.rating_after"
+                "SELECT m.reason, m.rated, s.seat, s.name, s.kind, s.score, s.account_id IS NOT NULL, s.rating_after,"
+                " s.sigma_after"
                 " FROM matches m JOIN seats s ON s.match_id = m.id WHERE m.game = 'combat' ORDER BY s.seat"
             ).fetchall()
         if rows:
@@ -253,6 +254,7 @@ async def test_an_account_not_back_in_time_forfeits_and_the_loss_is_rated_for_th
         ("forfeit", 1, 1, "bob", "player", 0.0, 1),
     ]
     assert rows[0][7] > 1500 > rows[1][7], "the forfeit is rated: alice gains what bob loses"
+    assert rows[0][8] == rows[1][8] < 500, "and both newcomers' uncertainty shrank alike"
     with sqlite3.connect(database) as db:
         owners = db.execute("SELECT r.name, a.name FROM ratings r JOIN accounts a ON a.id = r.account_id WHERE r.game = 'combat'").fetchall()
     assert sorted(owners) == [("alice", "alice"), ("bob", "bob")], "each rated row is the account's"

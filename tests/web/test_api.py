@@ -13,6 +13,7 @@ from gamed import __version__
 from gamed.config import Limits, WebConfig
 from gamed.observers import LiveHub
 from gamed.ports import ListeningPorts
+from gamed.ratings import INITIAL, rate
 from gamed.records import MatchRecord, Move, RecordStore, Seat
 from gamed.web.service import WebService
 from tests.web.client import events, get, get_json
@@ -139,7 +140,13 @@ async def test_table_stream_snapshot_moves_end_then_match(recorded):
     assert [m["id"] for m in listing["matches"]] == [end["match_id"]]
     code, ratings = await get_json(f"{site.url}/api/ratings/kalaha")
     assert [r["name"] for r in ratings["ratings"]] == ["alice", "bob"]
-    assert ratings["ratings"][0]["rating"] > ratings["ratings"][1]["rating"]
+    alice, bob = ratings["ratings"]
+    assert alice["rating"] > 1500 > bob["rating"] and alice["sigma"] == bob["sigma"] < 500
+    # the 95 % interval around each rating, and the provisional mark of a player after one game
+    for r in (alice, bob):
+        assert r["low"] == pytest.approx(r["rating"] - 1.959964 * r["sigma"], abs=0.001)
+        assert r["high"] == pytest.approx(r["rating"] + 1.959964 * r["sigma"], abs=0.001)
+        assert r["conservative"] == pytest.approx(r["rating"] - 3 * r["sigma"]) and r["provisional"] is True
 
 
 @pytest_twisted.ensureDeferred
@@ -261,9 +268,10 @@ async def test_a_players_page_data(recorded):
     code, body = await get_json(recorded.url + "/api/players/alice")
     assert code == 200 and body["name"] == "alice"
     assert [m["id"] for m in body["matches"]] == [unplayed, second, first]
-    assert [(r["game"], r["rating"], r["rank"], r["games"]) for r in body["ratings"]] == [
-        ("connect4", 1484.0, 2, 1),
-        ("kalaha", 1516.0, 1, 1),
+    won, lost = rate([INITIAL, INITIAL], [1, 0])
+    assert [(r["game"], r["rating"], r["sigma"], r["provisional"], r["rank"], r["games"]) for r in body["ratings"]] == [
+        ("connect4", lost.mu, lost.sigma, True, 2, 1),
+        ("kalaha", won.mu, won.sigma, True, 1, 1),
     ]
     code, body = await get_json(recorded.url + "/api/players/alice?unplayed=no&limit=1")
     assert [m["id"] for m in body["matches"]] == [second]

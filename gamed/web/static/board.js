@@ -48,12 +48,17 @@
  *                                              per seat (data-used, data-left seconds; text
  *                                              "used 1.23 s, left 0:58.8")
  *                  #board, #players, #result   as on game.html
- *   ratings.html   #ratings tr[data-name]      one per rated player, best first; data-rank,
- *                                              data-rating; cells .rank .name .rating .games
- *                                              .wins .draws .losses
+ *   ratings.html   #ratings tr[data-name]      one per rated player, best first (by the
+ *                                              conservative rating); data-rank, data-rating
+ *                                              (mu), data-sigma, data-conservative,
+ *                                              data-provisional ("true"/"false"); cells .rank
+ *                                              .name .rating .games .wins .draws .losses; the
+ *                                              .rating text is "1620 ± 85" (the 95 % interval),
+ *                                              then abbr.provisional "?" while provisional
  *   player.html    #player-games tr[data-id]   the player's live games; a[href] to game.html
  *                  #player-ratings tr[data-game]  one per game type the player is rated in;
- *                                              cells .game .rating .rank .games .wins .draws .losses
+ *                                              data-* and .rating as on ratings.html; cells
+ *                                              .game .rating .rank .games .wins .draws .losses
  *                  #player-matches tr[data-id] the player's recent matches, newest first; cells
  *                                              .game, .seat, .opponents, .result, .ended
  *
@@ -962,6 +967,27 @@
 
   /* ---------- ratings.html ---------- */
 
+  /* The attributes of a rating's row, and its cell: "1620 ± 85" (the half-width of the 95 %
+   * interval the API gives) and a "?" while the rating is provisional. */
+  function ratingData(r, extra) {
+    extra["data-rating"] = r.rating;
+    extra["data-sigma"] = r.sigma;
+    extra["data-conservative"] = r.conservative;
+    extra["data-provisional"] = r.provisional ? "true" : "false";
+    return extra;
+  }
+
+  function ratingCell(r) {
+    var text = Math.round(r.rating) + " \u00b1 " + Math.round((r.high - r.low) / 2);
+    var parts = [text];
+    if (r.provisional) {
+      parts.push(" ");
+      parts.push(el("abbr", { class: "provisional", text: "?",
+                              title: "provisional: too few games or still too uncertain" }));
+    }
+    return el("td", { class: "rating", "data-label": "Rating" }, parts);
+  }
+
   function pageRatings() {
     var game = param("game") || GAMES[0] || "";
     var nav = $("games-nav");
@@ -980,11 +1006,10 @@
       var rows = d.ratings || [];
       if (!rows.length) emptyRow(body, 7, "Nobody is rated in this game yet.");
       rows.forEach(function (r, i) {
-        body.appendChild(el("tr", { "data-name": r.name, "data-rank": i + 1,
-                                    "data-rating": r.rating }, [
+        body.appendChild(el("tr", ratingData(r, { "data-name": r.name, "data-rank": i + 1 }), [
           el("td", { class: "rank", "data-label": "Rank", text: i + 1 }),
           el("td", { class: "name", "data-label": "Player" }, [playerLink(r.name)]),
-          el("td", { class: "rating", "data-label": "Rating", text: Math.round(r.rating) }),
+          ratingCell(r),
           el("td", { class: "games", "data-label": "Games", text: r.games }),
           el("td", { class: "wins", "data-label": "Won", text: r.wins }),
           el("td", { class: "draws", "data-label": "Drawn", text: r.draws }),
@@ -1033,9 +1058,9 @@
       clear(ratings);
       if (!d.ratings.length) emptyRow(ratings, 7, name + " is not rated in any game yet.");
       d.ratings.forEach(function (r) {
-        ratings.appendChild(el("tr", { "data-game": r.game, "data-rating": r.rating }, [
+        ratings.appendChild(el("tr", ratingData(r, { "data-game": r.game }), [
           el("td", { class: "game", "data-label": "Game" }, [gameLink(r.game)]),
-          el("td", { class: "rating", "data-label": "Rating", text: Math.round(r.rating) }),
+          ratingCell(r),
           el("td", { class: "rank", "data-label": "Rank", text: r.rank }),
           el("td", { class: "games", "data-label": "Games", text: r.games }),
           el("td", { class: "wins", "data-label": "Won", text: r.wins }),
