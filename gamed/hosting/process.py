@@ -135,6 +135,11 @@ class HostedProgram(ProcessProtocol):
         self._looks = 0
         self._kill_call = None
         self._connected = False
+        self.ended_at: float | None = None
+        self._exit: Failure | None = None
+        self.reaped = not isolation.bwrap  # under gamed.reaper: its first stdout line is the program's pid
+        self.program_pid: int | None = None
+        self._pid_line = b""
         self.stopped = False  # the daemon ended it (its game was over, or a limit was crossed)
 
     # --- starting ----------------------------------------------------------------------------
@@ -205,8 +210,21 @@ class HostedProgram(ProcessProtocol):
             return
         if fd == 2:
             self.stderr_tail = (self.stderr_tail + data)[-STDERR_KEPT:]
-        elif fd == 1 and self.game_protocol is not None and self._connected:
-            self.game_protocol.dataReceived(data)
+        elif fd == 1:
+            if self.reaped and self.program_pid is None:
+                self._pid_line += data
+                if b"\n" not in self._pid_line:
+                    return
+                line, _, data = self._pid_line.partition(b"\n")
+                self.output -= len(line) + 1
+                try:
+                    self.program_pid = int(line)
+                except ValueError:
+                    self.program_pid = 0
+                if not data:
+                    return
+            if self.game_protocol is not None and self._connected:
+                self.game_protocol.dataReceived(data)
 
     # --- limits --------------------------------------------------------------------------------
 
@@ -226,7 +244,7 @@ class HostedProgram(ProcessProtocol):
         self.cpu = max(self.cpu, cpu)
         if memory > limits.memory:
             return self.kill(Trouble(Fault.MEMORY, f"used {_size(memory)}, more than its {_size(limits.memory)}"))
-        if len(tree) > limits.processes:
+        if len(tree) - self.reaped > limits.processes:  # (the reaper is not the program's)
             return self.kill(Trouble(Fault.CRASH, f"ran {len(tree)} processes, more than its {limits.processes}"))
         self._looks += 1
         if self._looks % DISK_EVERY == 0:
@@ -251,13 +269,23 @@ class HostedProgram(ProcessProtocol):
             self._log.info("bot {bot} (pid {pid}) stopped: {why}", bot=self.spec.name, pid=self.pid, why=trouble.text())
         if self.pid is not None:
             self._tree.update(children.process_tree(self.pid))
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            for group in (self.pid, self.program_pid):
+                if group:
+                    try:
+                        os.killpg(group, signal.SIGKILL)
+                    except OSError:
+                        pass
             children.end_processes(dict(self._tree))
 
     # --- the end -------------------------------------------------------------------------------
+
+    def processExited(self, reason: Failure) -> None:  # noqa: N802
+        # The program itself is gone; what it left behind may hold its pipes open (and keep
+        # processEnded from coming): end the rest of its tree now.
+        self._exit = reason
+        if self.pid is not None:
+            self._tree.update(children.process_tree(self.pid, include_root=False))
+            children.end_processes({p: t for p, t in self._tree.items() if p != self.pid})
 
     def processEnded(self, reason: Failure) -> None:  # noqa: N802
         self._finish(reason)
@@ -266,6 +294,7 @@ class HostedProgram(ProcessProtocol):
         if self.done:
             return
         self.done = True
+        self.ended_at = self.clock.seconds()
         if self._watch is not None and self._watch.running:
             self._watch.stop()
         if self._kill_call is not None and self._kill_call.active():
@@ -292,6 +321,8 @@ class HostedProgram(ProcessProtocol):
         limits = self.spec.limits
         if any(word in self.stderr_tail for word in _MEMORY_WORDS):
             return Trouble(Fault.MEMORY, f"ran out of memory (its limit is {_size(limits.memory)})")
+        if b"File too large" in self.stderr_tail:  # EFBIG: a program that ignores SIGXFSZ (Python)
+            return Trouble(Fault.OUTPUT, f"wrote a file larger than {_size(limits.disk)}")
         if sig is not None:
             if sig == signal.SIGXCPU or (sig == signal.SIGKILL and self.cpu >= limits.cpu - 0.5):
                 return Trouble(Fault.TIME, f"used its {limits.cpu:g} CPU seconds")

@@ -123,7 +123,6 @@ class _Game:
         self._timeout = None
         self._over = False
         self._tokens: list[str] = []
-        self._early: set[HostedProgram] = set()  # programs that ended before the game was over
 
     def start(self) -> defer.Deferred:
         names = [bot.name for bot in self.bots]
@@ -152,7 +151,7 @@ class _Game:
             os.makedirs(root, mode=0o700, exist_ok=True)
             path = tempfile.mkdtemp(prefix=f"{bot.name}-", dir=root)
             self.workdirs.append((path, True))
-        identity = Identity(bot.name, "program")
+        identity = Identity(bot.name, "bot")  # a bot (not "program": the game does not drive it itself)
         clock = self.owner.reactor
         env = {"GAMED_GAME": self.game, "GAMED_NAME": bot.name, "GAMED_SEAT": str(seat), "GAMED_TABLE": self.name}
         if bot.talk == "connect":
@@ -169,7 +168,6 @@ class _Game:
 
     def _program_ended(self, trouble: Trouble | None, program: HostedProgram) -> None:
         if not self._over:
-            self._early.add(program)
             if self.service_waiting():  # before its game began: no game is played
                 if trouble is None or trouble.fault is not Fault.START:
                     words = "exited before its game began" + (f" ({trouble.text()})" if trouble else "")
@@ -237,11 +235,12 @@ class _Game:
         best = max(scores) if scores else 0.0
         faults = []
         for seat, program in enumerate(self.programs):
-            lost = scores[seat] < best
-            early = program in self._early
+            lost = scores[seat] < best or not any(scores)  # an aborted game is nobody's win
+            # It ended before its game did (the same instant: its end ended the game).
+            early = program.ended_at is not None and table.ended is not None and program.ended_at <= table.ended
             trouble = program.trouble if early else None
-            if trouble is None and lost and early and reason in ("forfeit", "disconnect"):
-                trouble = Trouble(Fault.PROTOCOL, "left the game (closed its output) before it was over")
+            if trouble is None and early:
+                trouble = Trouble(Fault.PROTOCOL, "left the game (ended its program) before it was over")
             faults.append(seat_fault(trouble, reason, lost))
         return HostedResult(
             self.game, names, table.match_id, table.id, scores, reason, table.outcome or reason, tuple(faults), stderr

@@ -5,8 +5,10 @@ resource limits, a minimal environment, and bubblewrap's namespaces where the ma
 ``launch_command`` gives the (executable, argv) for ``spawnProcess``: a bare Python interpreter
 (``-I -S``: no site, no environment) running ``_LAUNCHER``, which sets the limits, becomes the
 leader of a new session, asks for SIGKILL when the daemon dies, restores the signals Python
-ignores, and execs the program, or bubblewrap with the program (no network, the system read-only,
-its own /tmp and process namespace, only its working directory writable).
+ignores, and execs bubblewrap with the program (no network, the system read-only, its own /tmp
+and process namespace, only its working directory writable), or without bubblewrap the program
+under ``gamed.reaper`` (its subreaper: nothing it forks outlives it; the program's pid is then
+the first line on stdout).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 
 import attrs
 
+from gamed import children
 from gamed.hosting.spec import MIB, BotLimits
 
 _PYTHON = os.path.realpath(sys.executable) if sys.executable else "/usr/bin/python3"
@@ -141,7 +144,9 @@ def launch_command(
             "--", *argv,
         ]
     else:
-        program = list(argv)
+        # Without a process namespace, gamed.reaper is the program's parent and subreaper: what
+        # the program forks, even into a session of its own, ends with it.
+        _, program = children.reaper_command(list(argv), workdir)
     return _PYTHON, [_PYTHON, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), limit_text, program[0], *program]
 
 

@@ -1,0 +1,153 @@
+"""Hosted bots against the real game services: real subprocesses in the sandbox, bridged to the
+games' own protocols, on the real reactor. Each failure kind ends with its fault, and no process
+of a bot outlives its game (checked in /proc)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import pytest_twisted
+from twisted.internet import defer, reactor
+
+from gamed.config import Connect4Config, KalahaConfig, Limits
+from gamed.connect4.service import Connect4Service
+from gamed.hosting.faults import Fault
+from gamed.hosting.runner import HostedGames
+from gamed.hosting.sandbox import Isolation
+from gamed.hosting.spec import parse_bot
+from gamed.kalaha.service import KalahaService
+from gamed.observers import LiveHub
+from tests.procs import wait_gone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BOTS = os.path.join(ROOT, "examples", "bots")
+MISBEHAVE = os.path.join(ROOT, "tests", "hosting", "misbehave.py")
+PY = sys.executable
+ISOLATIONS = ["none"] + (["bwrap"] if Isolation.detect("auto").bwrap else [])
+
+
+def programs_with(marker: str) -> list[int]:
+    """The pids of every process whose command line holds ``marker``."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    if marker.encode() in f.read():
+                        out.append(int(name))
+            except OSError:
+                pass
+    return out
+
+
+def bot(name: str, game: str, command: str, **limits):
+    return parse_bot(name, {"game": game, "command": command, "limits": limits}, ("kalaha", "connect4"))
+
+
+def runner(tmp_path, isolation="none", move_time=10.0, start_timeout=10.0):
+    hub = LiveHub(reactor)
+    kalaha = KalahaService(KalahaConfig(board=False, move_time=move_time, strikes=3), Limits(), reactor, hub=hub)
+    connect4 = Connect4Service(Connect4Config(board=False), Limits(), reactor, hub=hub)
+    return HostedGames(
+        {"kalaha": kalaha, "connect4": connect4}, hub, reactor, Isolation.detect(isolation), str(tmp_path),
+        start_timeout=start_timeout,
+    )
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_python_and_c_bots_play_kalaha_both_ways(tmp_path, isolation):
+    games = runner(tmp_path, isolation)
+    py = bot("pybot", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 3 {tmp_path}")
+    c = bot("cbot", "kalaha", f"{BOTS}/kalaha_bot")
+    first = await games.play("kalaha", [py, c])
+    second = await games.play("kalaha", [c, py])
+    for result, names in ((first, ("pybot", "cbot")), (second, ("cbot", "pybot"))):
+        assert result.played and result.bots == names
+        assert sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5])
+        assert result.reason == "end" and result.faults == (None, None)
+        assert result.outcome.startswith(("pybot won", "cbot won", "draw"))
+    # Fresh working directories are removed, and nothing of the bots runs on.
+    assert not os.listdir(tmp_path / "bots" / "games")
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_python_and_c_bots_play_connect_four(tmp_path):
+    games = runner(tmp_path)
+    result = await games.play("connect4", [
+        bot("pyfour", "connect4", f"{PY} {BOTS}/connect4_bot.py 5"),
+        bot("cfour", "connect4", f"{BOTS}/connect4_bot"),
+    ])
+    assert result.played and result.faults == (None, None)
+    assert result.reason in ("four", "full")
+
+
+FAILURES = [
+    # (mode, limits, fault, words in the detail)
+    ("crash", {}, Fault.CRASH, "SIGSEGV"),
+    ("memory", {"memory": "64M"}, Fault.MEMORY, ""),
+    ("cpu", {"cpu": 1}, Fault.TIME, "CPU"),
+    ("output", {"output": "256K"}, Fault.OUTPUT, "stdout"),
+    ("disk", {"disk": "2M"}, Fault.OUTPUT, ""),
+    ("garbage", {}, Fault.PROTOCOL, "strikes"),
+    ("sleep", {}, Fault.TIME, "timeout"),
+    ("quit", {}, Fault.PROTOCOL, "left the game"),
+]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("mode,limits,fault,words", FAILURES, ids=[f[0] for f in FAILURES])
+@pytest_twisted.ensureDeferred
+async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, isolation, mode, limits, fault, words):
+    games = runner(tmp_path, isolation, move_time=2.0)
+    good = bot("steady", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 1 {tmp_path}")
+    bad = bot("wild", "kalaha", f"{PY} {MISBEHAVE} {mode} {tmp_path}", **limits)
+    result = await games.play("kalaha", [bad, good])  # the bad bot is A: it moves first
+    assert result.played, result
+    # It lost; a game it left before the first move is aborted (nobody wins: no move was made).
+    assert result.scores == ((0.0, 0.0) if result.reason == "disconnect" else (0.0, 1.0)), result
+    trouble = result.faults[0]
+    assert trouble is not None and trouble.fault is fault, result
+    assert words in trouble.text(), trouble
+    assert result.faults[1] is None
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_a_forked_child_does_not_survive_the_game(tmp_path, isolation):
+    games = runner(tmp_path, isolation)
+    result = await games.play("kalaha", [
+        bot("forker", "kalaha", f"{PY} {MISBEHAVE} fork {tmp_path}"),
+        bot("steady", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 1 {tmp_path}"),
+    ])
+    assert result.played
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_exits_at_once_is_a_start_fault_and_no_game_is_played(tmp_path):
+    games = runner(tmp_path)
+    result = await games.play("kalaha", [
+        bot("early", "kalaha", f"{PY} {MISBEHAVE} early"),
+        bot("steady", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 1 {tmp_path}"),
+    ])
+    assert not result.played and result.match_id is None
+    assert result.faults[0].fault is Fault.START and "status 3" in result.faults[0].text()
+    assert result.faults[1] is None
+    assert result.outcome.startswith("no game: early: start")
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_never_takes_its_seat_is_a_start_fault(tmp_path):
+    games = runner(tmp_path, start_timeout=1.0)
+    # A Kalaha bot on the Connect Four table: it never asks for a table the way Connect Four needs.
+    silent = bot("silent", "kalaha", f"{PY} -c 'import time; time.sleep(60)' {tmp_path}")
+    result = await games.play("connect4", [silent, bot("cfour", "connect4", f"{BOTS}/connect4_bot")])
+    assert not result.played
+    assert result.faults[0].fault is Fault.START and "did not take its seat" in result.faults[0].text()
+    assert wait_gone(programs_with(str(tmp_path))) == []
