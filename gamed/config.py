@@ -246,6 +246,53 @@ class RecordsConfig:
     database: str = "gamed.sqlite"
 
 
+@attrs.frozen
+class BotsConfig:
+    """Hosted bots ([bots], and a [bots.<name>] table per bot: docs/hosting.md)."""
+
+    isolation: str = "auto"  # auto: bubblewrap where it works; bwrap: required; none: resource limits only
+    start_timeout: float = 30.0  # seconds a hosted bot has to take its seat
+    bots: tuple = ()  # gamed.hosting.spec.BotSpec, one per [bots.<name>] table
+
+    def bot(self, name: str):
+        """The bot called ``name`` (any case), or None."""
+        return next((b for b in self.bots if b.name.lower() == name.lower()), None)
+
+
+ISOLATIONS = ("auto", "bwrap", "none")
+
+
+def _check_bots(section: Mapping[str, Any], base: BotsConfig) -> BotsConfig:
+    """The [bots] section: its settings, and each [bots.<name>] table as a BotSpec."""
+    from gamed.hosting.spec import SpecError, parse_bot
+
+    settings: dict[str, Any] = {}
+    bots = list(base.bots)
+    games = tuple(game.name for game in registry.GAMES)
+    for key, value in section.items():
+        if isinstance(value, Mapping):
+            try:
+                spec = parse_bot(key, value, games)
+            except SpecError as e:
+                raise ConfigError(str(e)) from None
+            if any(b.name.lower() == key.lower() for b in bots):
+                raise ConfigError(f"bots.{key}: two bots with that name")
+            bots.append(spec)
+        elif key == "isolation":
+            if value not in ISOLATIONS:
+                raise ConfigError(f"bots.isolation must be one of {', '.join(ISOLATIONS)}, not {value!r}")
+            settings[key] = value
+        elif key == "start_timeout":
+            settings[key] = _check("bots", key, value, float)
+            if not 0 < settings[key] <= 3600:
+                raise ConfigError(f"bots.start_timeout must be more than 0 and at most 3600 seconds, not {value!r}")
+        else:
+            raise ConfigError(
+                f"unknown setting bots.{key}; known: isolation, start_timeout, and a [bots.<name>] table per bot"
+            )
+    return attrs.evolve(base, bots=tuple(bots), **settings)
+
+
 class _ConfigMethods:
     """What every Config can answer besides its sections."""
 
@@ -261,6 +308,7 @@ _SHARED_SECTIONS: dict[str, type] = {
     "limits": Limits,
     "records": RecordsConfig,
     "players": PlayersConfig,
+    "bots": BotsConfig,
 }
 
 
@@ -374,6 +422,9 @@ def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -
             raise ConfigError(f"unknown section [{section}]; known: {', '.join(sorted(known_sections))}")
         if not isinstance(settings, Mapping):
             raise ConfigError(f"[{section}] must be a table of settings")
+        if cls is BotsConfig:
+            changed[section] = _check_bots(settings, getattr(base, section))
+            continue
         known = {f.name for f in attrs.fields(cls)}
         changes = {}
         for name, value in settings.items():

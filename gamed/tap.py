@@ -326,6 +326,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
     players = _players(cfg, hub, reactor)
+    services = {}
     for game in options.games:
         if not game.switched_on(getattr(cfg, game.section)):
             continue
@@ -335,6 +336,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
             prepared=options.prepared.get(game.name),
         )
         service, factories = game.make_service(ctx)
+        services[game.name] = service
         for port in game.ports:
             listen(service, game.section, port, factories[port.option])
         service.setServiceParent(root)
@@ -344,10 +346,34 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games, players=players)
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
+    root.hosted = _hosted_games(cfg, services, hub, reactor)
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
     tune_thread_switching()
     return root
+
+
+def _hosted_games(cfg: Config, services: dict, hub, reactor):
+    """The runner of hosted bots' games (gamed.hosting.runner), when bots are registered: the
+    sandbox this machine offers is found out now (``[bots] isolation = bwrap`` that does not work
+    stops start-up with one line) and logged."""
+    if not cfg.bots.bots:
+        return None
+    from twisted.logger import Logger
+
+    from gamed.hosting.runner import HostedGames
+    from gamed.hosting.sandbox import Isolation
+
+    try:
+        isolation = Isolation.detect(cfg.bots.isolation)
+    except ValueError as e:
+        raise SystemExit(f"gamed: cannot start: {e}") from None
+    hosting = {name: s for name, s in services.items() if getattr(s, "lobby", None) is not None}
+    Logger().info(
+        "hosted bots: {count} registered ({names}); sandbox: {sandbox}",
+        count=len(cfg.bots.bots), names=", ".join(b.name for b in cfg.bots.bots), sandbox=isolation.shown(),
+    )
+    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout)
 
 
 def _players(cfg: Config, hub, reactor):
