@@ -1,0 +1,184 @@
+"""How many games the confidence ranking (gamed.ranking.ConfidenceRanking) needs to rank a field of
+bots, against a fixed round robin that gets the ranking right as often.
+
+The issue's goal: "the confidence mode needs at most 50 % of the games of a round robin for the same
+correct ranking".
+
+Simulated bots of known strength (gamed.simulation: draws, an opening book that favours white,
+every matchup played as colour-swapped pairs) in these fields:
+
+- ``spaced-60``: 8 bots 60 Elo apart;
+- ``close-pair``: 8 bots 60 Elo apart, except two neighbours only 25 apart;
+- ``top-3``: the spaced-60 field, but only the top 3 (and their order) asked for (``top_k=3``).
+
+For each field and each of --seeds seeds the bots are shuffled (the scheduler never sees the true
+order), then:
+
+(a) the confidence mode at --confidence (0.95) runs until settled, --batch pairs at a time (pairs in
+    play at once: they are allocated before any of their results is known); correct means the final
+    standings have every bot in its true place (with top_k: the top k, in order);
+(b) a round robin plays round after round, every matchup one colour-swapped pair per round, and is
+    ranked by total score (a tie for a place counts as wrong). R is the smallest number of rounds
+    for which the round robin is correct in at least as many seeds as the confidence mode was. The
+    first R that reaches that rate is taken, which favours the round robin (its rate is noisy in R).
+
+Printed per field: the confidence mode's correct rate and games (mean, median, max), R and the
+round robin's games, and the ratio of the means; then MET / NOT MET for every field against 50 %.
+Same seeds, same model on both sides. A default run (200 seeds per field) takes about a minute;
+--quick runs 30 seeds (about 10 s; its figures are noisier, the round robin's R above all). Exit
+status 0 whatever the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from itertools import combinations
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from common import print_targets, work_tree_version  # noqa: E402 - the shared report lines
+
+from gamed.ranking import ConfidenceRanking  # noqa: E402
+from gamed.simulation import GameModel  # noqa: E402
+
+TARGET = 0.5  # the confidence mode may need at most half the round robin's games
+SPACED = tuple(60.0 * i for i in range(8))
+CLOSE = (0.0, 60.0, 120.0, 180.0, 205.0, 265.0, 325.0, 385.0)
+FIELDS = {
+    # name: (true Elo of the bots, top_k)
+    "spaced-60": (SPACED, None),
+    "close-pair": (CLOSE, None),
+    "top-3": (SPACED, 3),
+}
+
+
+def _field(strengths, seed: int):
+    """The bots' names in a shuffled order, their true strength, and the game model of this seed."""
+    rng = random.Random(seed)
+    names = [f"bot{i}" for i in range(len(strengths))]
+    rng.shuffle(names)
+    truth = dict(zip(names, strengths, strict=True))
+    model = GameModel.with_book(random.Random(10_000 + seed), draw_rate=0.35, size=40, bias=50.0)
+    return names, truth, model
+
+
+def _correct(order: list[str], truth: dict[str, float], top_k: int | None) -> bool:
+    best_first = sorted(truth, key=lambda n: -truth[n])
+    if top_k is None:
+        return order == best_first
+    return order[:top_k] == best_first[:top_k]
+
+
+def confidence_run(strengths, top_k, seed: int, confidence: float, batch: int) -> tuple[bool, int]:
+    """One confidence-mode ranking: (correct, games played)."""
+    names, truth, model = _field(strengths, seed)
+    rng = random.Random(seed)
+    ranking = ConfidenceRanking(names, confidence=confidence, top_k=top_k, max_games=200_000)
+    while not ranking.finished:
+        pairs = ranking.next_pairs(batch)
+        if not pairs:
+            break
+        for a, b in pairs:
+            ranking.record(a, b, sum(model.pair(truth[a] - truth[b], rng)))
+    order = [s.player for s in ranking.standings()]
+    return _correct(order, truth, top_k), ranking.games
+
+
+def round_robin_run(strengths, top_k, seed: int, rounds: int) -> list[bool]:
+    """A round robin of ``rounds`` rounds: whether its ranking by score is correct after each round."""
+    names, truth, model = _field(strengths, seed)
+    rng = random.Random(seed)
+    score = dict.fromkeys(names, 0.0)
+    correct = []
+    for _ in range(rounds):
+        for a, b in combinations(names, 2):
+            s = sum(model.pair(truth[a] - truth[b], rng))
+            score[a] += s
+            score[b] += 2.0 - s
+        order = sorted(names, key=lambda n: -score[n])
+        places = len(names) if top_k is None else top_k + 1
+        tied = any(score[order[i]] == score[order[i + 1]] for i in range(min(places, len(names)) - 1))
+        correct.append(not tied and _correct(order, truth, top_k))
+    return correct
+
+
+def compare(name: str, args) -> dict:
+    strengths, top_k = FIELDS[name]
+    seeds = range(args.seeds)
+    runs = [confidence_run(strengths, top_k, seed, args.confidence, args.batch) for seed in seeds]
+    hits = sum(ok for ok, _ in runs)
+    games = [g for _, g in runs]
+    table = [round_robin_run(strengths, top_k, seed, args.max_rounds) for seed in seeds]
+    per_round = len(strengths) * (len(strengths) - 1)  # games per round: every matchup, two games
+    needed = None
+    for r in range(args.max_rounds):
+        if sum(t[r] for t in table) >= hits:
+            needed = r + 1
+            break
+    rr_games = needed * per_round if needed else None
+    return {
+        "field": name,
+        "bots": len(strengths),
+        "top_k": top_k,
+        "seeds": args.seeds,
+        "confidence_correct": hits / args.seeds,
+        "confidence_games_mean": statistics.mean(games),
+        "confidence_games_median": statistics.median(games),
+        "confidence_games_max": max(games),
+        "round_robin_rounds": needed,
+        "round_robin_games": rr_games,
+        "round_robin_correct": (sum(t[needed - 1] for t in table) / args.seeds) if needed else None,
+        "ratio": statistics.mean(games) / rr_games if rr_games else None,
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=200, help="seeds per field (default 200)")
+    parser.add_argument("--quick", action="store_true", help="30 seeds per field")
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--batch", type=int, default=4, help="pairs handed out at once (default 4)")
+    parser.add_argument("--max-rounds", type=int, default=300, help="longest round robin tried (default 300)")
+    parser.add_argument("--field", action="append", choices=sorted(FIELDS), help="only this field (repeatable)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds = 30
+    start = time.perf_counter()
+    print(f"code: {work_tree_version('gamed', 'imported from the work tree')}")
+    print(
+        f"{args.seeds} seeds per field, confidence {args.confidence}, {args.batch} pairs at a time; "
+        "draw rate 0.35 between equals, 40 openings with white +0..100 Elo"
+    )
+    verdicts = []
+    for name in args.field or FIELDS:
+        r = compare(name, args)
+        print(
+            f"\n{name} ({r['bots']} bots{', top ' + str(r['top_k']) if r['top_k'] else ''}):\n"
+            f"  confidence mode: correct {r['confidence_correct']:.0%}, games mean {r['confidence_games_mean']:,.0f}, "
+            f"median {r['confidence_games_median']:,.0f}, max {r['confidence_games_max']:,}"
+        )
+        if r["round_robin_rounds"] is None:
+            print(f"  round robin: not as often correct within {args.max_rounds} rounds")
+            verdicts.append((f"{name}: confidence games <= 50 % of the round robin's", True, "round robin never as good"))
+            continue
+        print(
+            f"  round robin: {r['round_robin_rounds']} rounds = {r['round_robin_games']:,} games "
+            f"(correct {r['round_robin_correct']:.0%})\n"
+            f"  confidence / round robin games: {r['ratio']:.0%}"
+        )
+        verdicts.append(
+            (f"{name}: confidence games <= 50 % of the round robin's", r["ratio"] <= TARGET, f"{r['ratio']:.0%}")
+        )
+    print_targets(verdicts)
+    print(f"\ntotal time {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
