@@ -213,7 +213,11 @@ def fit_ratings(
             break
         # information + J/m is invertible on a connected field and keeps the step's mean at 0
         anchored = [[v + 1.0 / m for v in row] for row in information]
-        step = [sum(r * g for r, g in zip(row, gradient, strict=True)) for row in _inverse(anchored)]
+        try:
+            inverse = _inverse(anchored)
+        except ValueError:  # the information vanished: some expected score reached 0 or 1
+            raise ValueError("no finite maximum: a player won or lost every game (use prior_games > 0)") from None
+        step = [sum(r * g for r, g in zip(row, gradient, strict=True)) for row in inverse]
         largest = max(abs(d) for d in step)
         if largest > 400.0:  # a long way from the maximum: damp, the log-likelihood is concave
             step = [d * 400.0 / largest for d in step]
