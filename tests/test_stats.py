@@ -87,6 +87,32 @@ def test_openbench_example_logistic_trinomial_llr():
     assert round(Sprt(0, 3).llr(Trinomial(wins=4307, draws=8620, losses=4063)), 2) == 2.99
 
 
+def _penta(ww, wd, wl, dd, ld, ll):
+    return Pentanomial([ll, ld, wl + dd, wd, ww])
+
+
+@pytest.mark.parametrize(
+    "sprt, results, expected",
+    [
+        (Sprt(0, 2, model="normalized"), Trinomial(36433, 68692, 36027), 0.92),
+        (Sprt(-1.75, 0.25, model="normalized"), Trinomial(10871, 20431, 10650), 2.30),
+        (Sprt(0, 10, model="normalized"), Trinomial(4250, 0, 0), 120.56),
+        (Sprt(0.5, 2.5), Trinomial(21404, 40708, 21184), -1.57),
+        (Sprt(0, 2), Trinomial(57433, 106593, 57030), -2.59),
+        (Sprt(0, 2, model="normalized"), _penta(390, 16974, 36029, 200, 16618, 365), 2.25),
+        (Sprt(-1.75, 0.25, model="normalized"), _penta(104, 5150, 10311, 401, 4883, 127), 3.01),
+        (Sprt(0, 5, model="normalized"), _penta(5550, 0, 0, 0, 0, 0), 111.82),
+        (Sprt(0.5, 2.5), _penta(246, 10037, 20279, 1000, 9863, 223), -3.07),
+        (Sprt(0, 2), _penta(821, 26678, 55003, 980, 26175, 871), -4.98),
+    ],
+)
+def test_fastchess_unit_test_values(sprt, results, expected):
+    # the expectations of fastchess's SPRT unit tests (W D L; WW WD WL DD LD LL), which compare
+    # with a 1 % tolerance; the two all-wins cases differ in the second decimal (120.55, 111.80)
+    # because fastchess stops its iterations earlier
+    assert sprt.llr(results) == pytest.approx(expected, rel=0.01)
+
+
 def test_bounds_are_walds():
     sprt = Sprt(0, 5, alpha=0.05, beta=0.1)
     assert sprt.lower == pytest.approx(math.log(0.1 / 0.95))
