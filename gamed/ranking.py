@@ -5,8 +5,9 @@ Pure arithmetic, no I/O. The rating model is Bradley-Terry on the logistic Elo s
 rated d higher than its opponent expects the score 1 / (1 + 10^(-d / 400)) per game, a draw counting
 half. Results come as ``Outcome`` units, normally a colour-swapped pair of games (score 0..2).
 
-- ``fit_ratings`` finds the maximum likelihood ratings by Newton's method, the mean of the players
-  who have played anchored at 0. Every matchup that was played gets ``prior_games`` virtual drawn
+- ``fit_ratings`` finds the maximum likelihood ratings by Newton's method, the mean of the rated
+  field (the largest group of players connected by games) anchored at 0; anyone else has an
+  infinite interval. Every matchup that was played gets ``prior_games`` virtual drawn
   games (1 by default, the same idea as BayesElo's prior), so that a player who won every game
   still has a finite rating. The covariance is the inverse Fisher information under the anchor
   (the pseudo-inverse of the weighted Laplacian), times a dispersion factor: the Pearson
@@ -97,8 +98,9 @@ def _inverse(matrix: list[list[float]]) -> list[list[float]]:
 
 @attrs.frozen
 class Fit:
-    """Maximum likelihood ratings of ``players`` (mean 0 over those who played) with their
-    covariance; ``games[i]`` is how many games player i played (0: rating 0, infinite variance)."""
+    """Maximum likelihood ratings of ``players`` (mean 0 over the rated field) with their
+    covariance; ``games[i]`` is how many games player i played. A player outside the rated field
+    has rating 0 and an infinite variance."""
 
     players: tuple[str, ...]
     ratings: tuple[float, ...]
@@ -124,9 +126,9 @@ class Fit:
     def difference_deviation(self, a: str, b: str) -> float:
         """The standard deviation of rating(a) - rating(b)."""
         i, j = self._index(a), self._index(b)
-        if not (self.games[i] and self.games[j]):
-            return math.inf
         c = self.covariance
+        if math.isinf(c[i][i]) or math.isinf(c[j][j]):
+            return math.inf
         return math.sqrt(max(0.0, c[i][i] + c[j][j] - 2.0 * c[i][j]))
 
     def better(self, a: str, b: str) -> float:
@@ -143,7 +145,8 @@ class Fit:
     def standings(self, confidence: float = 0.95) -> list[Standing]:
         """Every player, best first, with its rating's interval at ``confidence``."""
         z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
-        order = sorted(range(len(self.players)), key=lambda i: (-self.ratings[i], self.games[i] == 0, i))
+        unknown = [math.isinf(self.covariance[i][i]) for i in range(len(self.players))]
+        order = sorted(range(len(self.players)), key=lambda i: (unknown[i], -self.ratings[i], i))
         rows = []
         for rank, i in enumerate(order, start=1):
             spread = z * math.sqrt(self.covariance[i][i])
@@ -157,9 +160,10 @@ def fit_ratings(
 ) -> Fit:
     """Maximum likelihood ratings of ``players`` from ``outcomes`` (see the module docstring).
 
-    ``initial`` ratings (one per player) start Newton's method, e.g. the last fit's. ValueError for
-    an unknown player, for played players that are not connected by games (their ratings could not
-    be compared), and when no finite maximum exists (``prior_games`` 0 and a perfect score)."""
+    Only the largest group of players connected by games is rated (mean 0); everyone else (no
+    games, or games only outside that group) gets rating 0 with an infinite variance. ``initial``
+    ratings (one per player) start Newton's method, e.g. the last fit's. ValueError for an unknown
+    player and when no finite maximum exists (``prior_games`` 0 and a perfect score)."""
     index = {p: i for i, p in enumerate(players)}
     if len(index) != len(players):
         raise ValueError("the players must be distinct")
@@ -184,9 +188,13 @@ def fit_ratings(
         unit[2] += score * score
         games[i] += o.games
         games[j] += o.games
-    active = [i for i in range(size) if games[i]]
-    _check_connected(players, active, played)
-    ratings = [0.0] * size if initial is None else [float(r) if games[i] else 0.0 for i, r in enumerate(initial)]
+    # ratings are only comparable within a set of players connected by games: the largest such set
+    # is the field, anyone else is as unknown as a player without games
+    active = _main_component([i for i in range(size) if games[i]], played)
+    in_field = set(active)
+    played = {key: tally for key, tally in played.items() if key[0] in in_field}
+    units = {key: tally for key, tally in units.items() if key[0] in in_field}
+    ratings = [0.0] * size if initial is None else [float(r) if i in in_field else 0.0 for i, r in enumerate(initial)]
     if active:
         mean = sum(ratings[i] for i in active) / len(active)
         for i in active:
@@ -232,7 +240,7 @@ def fit_ratings(
     dispersion = _dispersion(units, ratings, m)
     covariance = [[0.0] * size for _ in range(size)]
     for i in range(size):
-        if not games[i]:
+        if i not in in_field:
             covariance[i][i] = math.inf
     if m >= 2:
         anchored = [[v + 1.0 / m for v in row] for row in information]
@@ -243,23 +251,26 @@ def fit_ratings(
     return Fit(tuple(players), tuple(ratings), tuple(map(tuple, covariance)), tuple(games), dispersion)
 
 
-def _check_connected(players: Sequence[str], active: list[int], played: dict[tuple[int, int], list[float]]) -> None:
-    if not active:
-        return
-    neighbours: dict[int, set[int]] = {i: set() for i in active}
+def _main_component(players_with_games: list[int], played: Iterable[tuple[int, int]]) -> list[int]:
+    """The largest set of players connected by games (on a tie, the one with the earliest player)."""
+    neighbours: dict[int, set[int]] = {i: set() for i in players_with_games}
     for i, j in played:
         neighbours[i].add(j)
         neighbours[j].add(i)
-    seen, todo = {active[0]}, [active[0]]
-    while todo:
-        for k in neighbours[todo.pop()] - seen:
-            seen.add(k)
-            todo.append(k)
-    for i in active:
-        if i not in seen:
-            raise ValueError(
-                f"{players[active[0]]!r} and {players[i]!r} are not connected by games; their ratings cannot be compared"
-            )
+    best: list[int] = []
+    seen: set[int] = set()
+    for start in players_with_games:
+        if start in seen:
+            continue
+        component, todo = {start}, [start]
+        while todo:
+            for k in neighbours[todo.pop()] - component:
+                component.add(k)
+                todo.append(k)
+        seen |= component
+        if len(component) > len(best):
+            best = sorted(component)
+    return best
 
 
 def _dispersion(units: dict[tuple[int, int, int], list[float]], ratings: list[float], active: int) -> float:
