@@ -288,6 +288,10 @@ def test_simulated_games_follow_the_model():
     for seen, p in zip(counts, expected, strict=True):
         assert seen / 20000 == pytest.approx(p, abs=0.01)
     assert BOOK.measured_elo(BOOK.strength_for(25.0)) == pytest.approx(25.0, abs=1e-6)
+    draw = BOOK.pair_sampler(strength)
+    sampled = Pentanomial.from_pairs(draw(rng) for _ in range(20000)).counts
+    for seen, p in zip(sampled, expected, strict=True):
+        assert seen / 20000 == pytest.approx(p, abs=0.01)
 
 
 def test_sprt_on_the_bounds_errs_at_most_at_alpha_and_beta():
