@@ -187,6 +187,8 @@ def test_two_players_are_one_matchup():
         ((["a", "b"], 0.5), "confidence must be between 0.5 and 1"),
         ((["a", "b", "c"], 0.95, 3), "top_k must be between 1 and 2"),
         ((["a", "b"], 0.95, None, 1), "max_games must be at least 2"),
+        ((["a", "b"], 0.95, None, None, -1.0), "prior_games must be a finite number"),
+        ((["a", "b"], 0.95, None, None, math.nan), "prior_games must be a finite number"),
     ],
 )
 def test_bad_rankings_are_rejected(arguments, message):
