@@ -193,8 +193,9 @@ def estimate(results: Results, confidence: float = 0.95) -> Estimate:
 
     The interval is elo(score -/+ z * standard error), z the two-sided normal quantile of
     ``confidence``; an end beyond a score of 0 or 1 is -inf/+inf. LOS is 0.5 (1 + erf((W - L) /
-    sqrt(2 (W + L)))) for a trinomial and the normal probability that the mean pair score is above
-    1 for a pentanomial; 0.5 when there is nothing to tell the bots apart. ValueError without games
+    sqrt(2 (W + L)))) for a trinomial, and for a pentanomial the normal probability (from the pair
+    scores' standard error) that the score per game is above 0.5; 0.5 when nothing tells the bots
+    apart. ValueError without games
     or for a confidence outside (0, 1)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"the confidence must be between 0 and 1 (exclusive), not {confidence!r}")
