@@ -368,7 +368,8 @@ class Sprt:
         return total * sum(w * math.log(b / a) for w, a, b in zip(weights, p0, p1, strict=True))
 
     def status(self, results: Results) -> str | None:
-        """"H1" when the LLR has reached ``upper``, "H0" when it has reached ``lower``, else None."""
+        """The decision so far: "H1" once the LLR reaches ``upper``, "H0" once it reaches ``lower``,
+        None (play on) in between."""
         ratio = self.llr(results)
         if ratio >= self.upper:
             return "H1"
