@@ -36,6 +36,7 @@ class LoginCommands:
     _log = Logger()
     identity: Identity | None = None  # an account once logged in, a guest once named or seated
     seat: Seat | None = None  # the seat this connection holds in a running game
+    placement = None  # a hosted bot's gamed.seats.Placement: it neither logs in nor resumes
 
     # --- what the protocol provides ----------------------------------------------------------
 

@@ -126,6 +126,20 @@ _BWRAP_BASE = (
 )
 
 
+def _hidden_by_tmp(argv: tuple[str, ...]) -> list[str]:
+    """The folders the sandbox's own /tmp would hide from the command: for every argument that
+    is an absolute path under /tmp, the folder itself or a file's folder (its neighbours, e.g. a
+    script's modules, come along), read-only."""
+    seen: list[str] = []
+    for arg in argv:
+        if not arg.startswith("/tmp/") or not os.path.exists(arg):
+            continue
+        folder = arg if os.path.isdir(arg) else os.path.dirname(arg)
+        if folder != "/tmp" and folder not in seen:
+            seen.append(folder)
+    return seen
+
+
 def launch_command(
     argv: tuple[str, ...], workdir: str, limits: BotLimits, isolation: Isolation, env: dict[str, str],
     network: bool = False,
@@ -137,6 +151,7 @@ def launch_command(
         base = [a for a in _BWRAP_BASE if not (network and a == "--unshare-net")]
         program = [
             isolation.bwrap, *base,
+            *[x for path in _hidden_by_tmp(argv) for x in ("--ro-bind", path, path)],
             "--bind", workdir, workdir,
             "--chdir", workdir,
             "--clearenv",

@@ -58,10 +58,10 @@ def runner(tmp_path, isolation="none", move_time=10.0, start_timeout=10.0):
 
 @pytest.mark.parametrize("isolation", ISOLATIONS)
 @pytest_twisted.ensureDeferred
-async def test_python_and_c_bots_play_kalaha_both_ways(tmp_path, isolation):
+async def test_python_and_c_bots_play_kalaha_both_ways(tmp_path, isolation, c_bots):
     games = runner(tmp_path, isolation)
     py = bot("pybot", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 3 {tmp_path}")
-    c = bot("cbot", "kalaha", f"{BOTS}/kalaha_bot")
+    c = bot("cbot", "kalaha", c_bots["kalaha"])
     first = await games.play("kalaha", [py, c])
     second = await games.play("kalaha", [c, py])
     for result, names in ((first, ("pybot", "cbot")), (second, ("cbot", "pybot"))):
@@ -75,11 +75,11 @@ async def test_python_and_c_bots_play_kalaha_both_ways(tmp_path, isolation):
 
 
 @pytest_twisted.ensureDeferred
-async def test_python_and_c_bots_play_connect_four(tmp_path):
+async def test_python_and_c_bots_play_connect_four(tmp_path, c_bots):
     games = runner(tmp_path)
     result = await games.play("connect4", [
         bot("pyfour", "connect4", f"{PY} {BOTS}/connect4_bot.py 5"),
-        bot("cfour", "connect4", f"{BOTS}/connect4_bot"),
+        bot("cfour", "connect4", c_bots["connect4"]),
     ])
     assert result.played and result.faults == (None, None)
     assert result.reason in ("four", "full")
@@ -143,11 +143,11 @@ async def test_a_bot_that_exits_at_once_is_a_start_fault_and_no_game_is_played(t
 
 
 @pytest_twisted.ensureDeferred
-async def test_a_bot_that_never_takes_its_seat_is_a_start_fault(tmp_path):
+async def test_a_bot_that_never_takes_its_seat_is_a_start_fault(tmp_path, c_bots):
     games = runner(tmp_path, start_timeout=1.0)
     # A Kalaha bot on the Connect Four table: it never asks for a table the way Connect Four needs.
     silent = bot("silent", "kalaha", f"{PY} -c 'import time; time.sleep(60)' {tmp_path}")
-    result = await games.play("connect4", [silent, bot("cfour", "connect4", f"{BOTS}/connect4_bot")])
+    result = await games.play("connect4", [silent, bot("cfour", "connect4", c_bots["connect4"])])
     assert not result.played
     assert result.faults[0].fault is Fault.START and "did not take its seat" in result.faults[0].text()
     assert wait_gone(programs_with(str(tmp_path))) == []
