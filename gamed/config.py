@@ -293,6 +293,36 @@ def _check_bots(section: Mapping[str, Any], base: BotsConfig) -> BotsConfig:
     return attrs.evolve(base, bots=tuple(bots), **settings)
 
 
+@attrs.frozen
+class TournamentsConfig:
+    """Tournaments between hosted bots: a [tournaments.<name>] table each (docs/tournaments.md)."""
+
+    tournaments: tuple = ()  # gamed.competition.spec.TournamentSpec, one per table
+
+    def tournament(self, name: str):
+        """The tournament called ``name`` (any case), or None."""
+        return next((t for t in self.tournaments if t.name.lower() == name.lower()), None)
+
+
+def _check_tournaments(section: Mapping[str, Any], base: TournamentsConfig) -> TournamentsConfig:
+    """Each [tournaments.<name>] table as a TournamentSpec (its bots are checked in ``validate``)."""
+    from gamed.competition.spec import SpecError, parse_tournament
+
+    found = list(base.tournaments)
+    games = tuple(game.name for game in registry.GAMES)
+    for key, value in section.items():
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"unknown setting tournaments.{key}; [tournaments] holds a [tournaments.<name>] table per tournament")
+        try:
+            spec = parse_tournament(key, value, games)
+        except SpecError as e:
+            raise ConfigError(str(e)) from None
+        if any(t.name.lower() == key.lower() for t in found):
+            raise ConfigError(f"tournaments.{key}: two tournaments with that name")
+        found.append(spec)
+    return attrs.evolve(base, tournaments=tuple(found))
+
+
 class _ConfigMethods:
     """What every Config can answer besides its sections."""
 
@@ -309,6 +339,7 @@ _SHARED_SECTIONS: dict[str, type] = {
     "records": RecordsConfig,
     "players": PlayersConfig,
     "bots": BotsConfig,
+    "tournaments": TournamentsConfig,
 }
 
 
@@ -425,6 +456,9 @@ def build(values: Mapping[str, Mapping[str, Any]], base: Config | None = None) -
         if cls is BotsConfig:
             changed[section] = _check_bots(settings, getattr(base, section))
             continue
+        if cls is TournamentsConfig:
+            changed[section] = _check_tournaments(settings, getattr(base, section))
+            continue
         known = {f.name for f in attrs.fields(cls)}
         changes = {}
         for name, value in settings.items():
@@ -477,8 +511,24 @@ def validate(config: Config) -> None:
     if lim.line_rate and lim.line_burst < 1:
         raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
     _validate_records(config.records)
+    _validate_tournaments(config)
     if not config.players.guests and not config.records.database:
         raise ConfigError("players.guests = false needs accounts, and accounts live in the records database: set records.database")
+
+
+def _validate_tournaments(config: Config) -> None:
+    """Every tournament's bots are registered hosted bots of its game; tournaments need records."""
+    if not config.tournaments.tournaments:
+        return
+    from gamed.competition.spec import SpecError, check_bots
+
+    for spec in config.tournaments.tournaments:
+        try:
+            check_bots(spec, config.bots.bots)
+        except SpecError as e:
+            raise ConfigError(str(e)) from None
+    if not config.records.database:
+        raise ConfigError("tournaments are kept in the records database: set records.database")
 
 
 def _validate_records(records: RecordsConfig) -> None:

@@ -42,17 +42,25 @@ class GameService(MultiService):
     def hosted_table(self, name: str) -> str:
         return name
 
-    def reserve_table(self, key: str, names: list[str]) -> None:
+    def reserve_table(self, key: str, names: list[str], opening: int | None = None) -> None:
         self.lobby.reserve(key, names)
+        if opening is not None:
+            self.table_openings[key] = opening
 
     def release_table(self, key: str) -> None:
         self.lobby.release(key)
+        self.table_openings.pop(key, None)
+
+    def take_opening(self, key: str | None) -> int | None:
+        """The opening a reserved table's game starts from (once), None for an ordinary table."""
+        return self.table_openings.pop(key, None) if key is not None else None
 
     def __init__(self, limits: Limits, clock: IReactorTime):
         super().__init__()
         self.limits = limits
         self.clock = clock
         self.connections: set[Any] = set()
+        self.table_openings: dict[str, int] = {}  # reserved table key -> opening number
         self._drained: list[Deferred] = []
 
     def connected(self, protocol: Any) -> None:

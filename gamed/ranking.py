@@ -348,6 +348,13 @@ class ConfidenceRanking:
         self.games += 2
         self._fit = None
 
+    def pending(self, a: str, b: str) -> None:
+        """A pair of ``a`` against ``b`` is in play (handed out before, e.g. by a tournament that
+        was stopped and resumed): it counts against the budget and the allocation until recorded."""
+        if a not in self.players or b not in self.players:
+            raise ValueError(f"unknown player {a if a not in self.players else b!r}")
+        self._hand_out([(a, b)])
+
     def fit(self) -> Fit:
         """The ratings from everything recorded so far."""
         if self._fit is None:

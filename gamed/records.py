@@ -265,6 +265,35 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP INDEX ratings_board",
         "CREATE INDEX ratings_conservative ON ratings (game, (rating - 3 * sigma))",
     ),
+    (  # 7: tournaments (gamed.competition): each one's definition, and every game it scheduled,
+        # with its result once played. A game is stored when scheduled and its result written once
+        # (UPDATE ... WHERE scores IS NULL), so a tournament stopped at any moment resumes with every
+        # finished game kept once and the unfinished ones played again with the same seats.
+        """CREATE TABLE tournaments (
+            id {id},
+            name TEXT NOT NULL,
+            game TEXT NOT NULL,
+            format TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL,
+            finished DOUBLE PRECISION,
+            state TEXT NOT NULL)""",
+        "CREATE UNIQUE INDEX tournaments_name ON tournaments (lower(name))",
+        """CREATE TABLE tournament_games (
+            tournament_id BIGINT NOT NULL REFERENCES tournaments (id),
+            number INTEGER NOT NULL,
+            pair INTEGER NOT NULL,
+            seats TEXT NOT NULL,
+            opening INTEGER NOT NULL,
+            scheduled DOUBLE PRECISION NOT NULL,
+            scores TEXT,
+            reason TEXT,
+            outcome TEXT,
+            faults TEXT,
+            match_id BIGINT,
+            ended DOUBLE PRECISION,
+            PRIMARY KEY (tournament_id, number))""",
+    ),
 )
 
 

@@ -357,8 +357,10 @@ class IHostTables(Interface):
         """The lobby key of a table called ``name`` on the game's default options (a program that
         connects itself names the table ``name``)."""
 
-    def reserve_table(key: str, names: list[str]) -> None:
-        """Keep lobby table ``key`` for the players ``names``, seated in that order."""
+    def reserve_table(key: str, names: list[str], opening: int | None = None) -> None:
+        """Keep lobby table ``key`` for the players ``names``, seated in that order; its game
+        starts from opening number ``opening`` (a tournament pair's) where the game has openings
+        (``game_openings``), else as usual."""
 
     def release_table(key: str) -> None:
         """Drop the reservation of ``key`` (its game will not start)."""

@@ -269,3 +269,22 @@ def spectator_state(board: Board) -> dict:
         "win_line": None if line is None else [[line[0], line[1]], [line[2], line[3]]],
         "win_lines": lines,
     }
+
+
+def opening(width: int, number: int) -> tuple[int, ...]:
+    """The columns of opening ``number`` (1, 2, ...) on a board ``width`` wide: a tournament's
+    pairs start from these so that a pair's two games (colours swapped) are one opening. Openings
+    1..width² are the two-stone starts (first stone's column, then the second's), the next width³
+    the three-stone ones, and so on; on boards at least 4 high no stone can end the game within
+    the first six, so every opening up to six stones leaves the game open."""
+    if not isinstance(number, int) or number < 1:
+        raise ValueError(f"an opening number is 1 or more, not {number!r}")
+    index, plies = number - 1, 2
+    while index >= width**plies:
+        index -= width**plies
+        plies += 1
+    columns = []
+    for _ in range(plies):
+        index, column = divmod(index, width)
+        columns.append(column)
+    return tuple(reversed(columns))

@@ -408,7 +408,14 @@ class Connect4Service(GameService):
         key, control = table_clock(table)
         size = self.default_size if key is None else wire.parse_size(key.rsplit("/", 1)[1])
         first, second = members
-        self._start({0: first, 1: second}, Board(*size), control, key=table)
+        board = Board(*size)
+        number = self.take_opening(table)
+        if number is not None:  # a tournament's pair: both games start from its opening
+            for column in rules.opening(board.width, number):
+                if board.heights[column] >= board.height:
+                    break  # a long opening on a low board: it stops where a column is full
+                board.drop(column)
+        self._start({0: first, 1: second}, board, control, key=table)
 
     def _start(
         self, players: dict[int, object], board: Board, control: TimeControl | None = None, key: str | None = None

@@ -79,15 +79,19 @@ class HostedGames:
         self._numbers = itertools.count(1)
         self.running: dict[str, _Game] = {}
 
-    def play(self, game: str, bots: Sequence[BotSpec]) -> defer.Deferred:
-        """Play one game of ``game`` between ``bots`` (seat 0 first); fires with a HostedResult."""
+    def play(self, game: str, bots: Sequence[BotSpec], opening: int | None = None) -> defer.Deferred:
+        """Play one game of ``game`` between ``bots`` (seat 0 first); fires with a HostedResult.
+
+        ``opening`` (a tournament's pair number): the game starts from that opening where the
+        game has openings (``IHostTables.reserve_table``), and each program gets it as
+        GAMED_OPENING and GAMED_SEED (a bot that plays at random is then paired too)."""
         service = self.services.get(game)
         if service is None:
             return defer.fail(ValueError(f"{game} does not host bots here (is it switched on?)"))
         if self.hub is None:
             return defer.fail(ValueError("hosted games need the live hub (a web site or records)"))
         name = f"hosted{os.getpid()}x{next(self._numbers)}"
-        one = _Game(self, service, game, name, list(bots))
+        one = _Game(self, service, game, name, list(bots), opening)
         self.running[name] = one
         d = one.start()
         d.addBoth(self._done, name)
@@ -108,8 +112,11 @@ class _Game:
 
     _log = Logger()
 
-    def __init__(self, owner: HostedGames, service: IHostTables, game: str, name: str, bots: list[BotSpec]):
+    def __init__(
+        self, owner: HostedGames, service: IHostTables, game: str, name: str, bots: list[BotSpec], opening: int | None
+    ):
         self.owner = owner
+        self.opening = opening
         self.service = service
         self.game = game
         self.name = name
@@ -127,7 +134,7 @@ class _Game:
     def start(self) -> defer.Deferred:
         names = [bot.name for bot in self.bots]
         try:
-            self.service.reserve_table(self.key, names)
+            self.service.reserve_table(self.key, names, self.opening)
         except Exception as e:
             return defer.fail(ValueError(f"cannot reserve a {self.game} table: {e}"))
         self.owner.hub.watch(self.key, self._table_over)
@@ -154,6 +161,8 @@ class _Game:
         identity = Identity(bot.name, "bot")  # a bot (not "program": the game does not drive it itself)
         clock = self.owner.reactor
         env = {"GAMED_GAME": self.game, "GAMED_NAME": bot.name, "GAMED_SEAT": str(seat), "GAMED_TABLE": self.name}
+        if self.opening is not None:
+            env.update({"GAMED_OPENING": str(self.opening), "GAMED_SEED": str(self.opening)})
         if bot.talk == "connect":
             host, port = self.owner.address.get(self.game, ("127.0.0.1", 0))
             token = self.owner.tokens.host_token(identity, self.key)
