@@ -363,6 +363,8 @@ class SprtMatch(Format):
             raise FormatError(f"impossible SPRT: {e}") from None
         self.max_games = _max_games(max_games)
         self.confidence = _confidence(confidence)
+        self._scores: list[float] = []  # the finished pairs' scores seen last, and the LLR after each
+        self._curve: list[float] = []
 
     def describe(self) -> str:
         s = self.sprt
@@ -379,18 +381,29 @@ class SprtMatch(Format):
         for game in games:
             by_pair.setdefault(game.pair, []).append(game)
         scores: list[float] = []
-        curve: list[float] = []
         for pair in sorted(by_pair):
             members = by_pair[pair]
             if len(members) < 2 or any(g.number not in played for g in members):
                 break
             scores.append(sum(game_score(played[g.number])[g.seats.index(self.bots[0])] for g in members))
-            results = stats.Pentanomial.from_pairs(scores)
-            curve.append(self.sprt.llr(results))
-            verdict = "H1" if curve[-1] >= self.sprt.upper else "H0" if curve[-1] <= self.sprt.lower else None
+        # The LLR after each pair, kept for the pairs seen before (the director asks after every
+        # game: recomputing the whole curve each time would cost the square of the pairs).
+        known = 0
+        while known < min(len(scores), len(self._scores)) and scores[known] == self._scores[known]:
+            known += 1
+        del self._scores[known:], self._curve[known:]
+        counts = [0] * 5
+        for score in scores[:known]:
+            counts[int(score * 2)] += 1
+        for score in scores[known:]:
+            counts[int(score * 2)] += 1
+            self._scores.append(score)
+            self._curve.append(self.sprt.llr(stats.Pentanomial(counts)))
+        for index, llr in enumerate(self._curve):
+            verdict = "H1" if llr >= self.sprt.upper else "H0" if llr <= self.sprt.lower else None
             if verdict is not None:
-                return verdict, len(scores), curve
-        return None, len(scores), curve
+                return verdict, index + 1, self._curve[: index + 1]
+        return None, len(scores), list(self._curve)
 
     def _capped(self, games: Sequence[Game]) -> bool:
         return self.max_games is not None and len(games) + 2 > self.max_games
