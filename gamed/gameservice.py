@@ -48,6 +48,9 @@ class GameService(MultiService):
     def release_table(self, key: str) -> None:
         self.lobby.release(key)
 
+    def table_waiting(self, key: str) -> bool:
+        return self.lobby.reserved(key)
+
     def __init__(self, limits: Limits, clock: IReactorTime):
         super().__init__()
         self.limits = limits
