@@ -36,6 +36,11 @@ class GameService(MultiService):
     hub: LiveHub | None = None  # the daemon's live hub, when the service reports its games to one
 
     @property
+    def hosts_bots(self) -> bool:
+        """Whether hosted bots' games can be played here (a service with a lobby can)."""
+        return getattr(self, "lobby", None) is not None
+
+    @property
     def player_factory(self) -> Factory:
         return self.factory
 

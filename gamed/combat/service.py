@@ -176,6 +176,8 @@ class CombatService(GameService):
 
     # --- hosted games (IHostTables) ----------------------------------------------------------
 
+    hosts_bots = True  # (no lobby: its own reserved tables)
+
     @property
     def player_factory(self) -> CombatFactory:
         """A hosted bot speaks the handshake port's protocol: its text lines, then binary."""

@@ -50,6 +50,7 @@ _GAME_FAULTS = {
     "timeout": Fault.TIME,
     "strikes": Fault.PROTOCOL,
     "protocol": Fault.PROTOCOL,  # the server closed its connection (Combat: bad input)
+    "unintelligable response": Fault.PROTOCOL,  # Stratego's UCC referee (its spelling)
     "illegal": Fault.ILLEGAL,
     "illegal move": Fault.ILLEGAL,
 }
