@@ -34,6 +34,7 @@ class HostedUccSeat(ProgramDialog, Protocol):
     before the connection is made) says its name and its match."""
 
     placement = None
+    timed_out = False  # a reply (or a setup line) did not come within its time
     follow_tree = False  # the sandbox's watchdog follows the program's tree
     _waiter = Deferred
     _ready = staticmethod(defer.succeed)
@@ -61,6 +62,11 @@ class HostedUccSeat(ProgramDialog, Protocol):
         self._output_ended()
         if self._quitting and not self._finished:
             self._release_waiters()
+
+    def _on_timeout(self) -> None:
+        if self._pending is not None:
+            self.timed_out = True
+        super()._on_timeout()
 
     # --- the transport (ProgramDialog's hooks) ---------------------------------------------
 

@@ -37,7 +37,15 @@ from gamed.gameservice import GameService
 from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.stratego import tournament
-from gamed.stratego.referee import COLOURS, UNINTELLIGIBLE, MatchOptions, MatchResult, Outcome, StrategoReferee
+from gamed.stratego.referee import (
+    COLOURS,
+    UNINTELLIGIBLE,
+    MatchOptions,
+    MatchResult,
+    Outcome,
+    StrategoReferee,
+    timeout_reason,
+)
 
 RESULTS = "results.jsonl"
 MANIFEST = "tournament.json"
@@ -84,9 +92,13 @@ def match_scores(result: MatchResult | None) -> tuple[tuple[float, float], bool]
     return (scores[0], scores[1]), True
 
 
-def hosted_reason(result: MatchResult) -> str:
+def hosted_reason(result: MatchResult, seats=()) -> str:
     """The record's reason of a hosted match: the referee's, with an illegal move named so
-    (``illegal move: Selected unit cannot move that way``; the fault taxonomy reads it)."""
+    (``illegal move: Selected unit cannot move that way``; the fault taxonomy reads it), and a
+    setup that did not come in time named as the timeout it is (the UCC result says BAD_SETUP)."""
+    side = COLOURS.index(result.colour) if result.colour in COLOURS else None
+    if result.outcome is Outcome.BAD_SETUP and side is not None and getattr(seats[side] if seats else None, "timed_out", False):
+        return timeout_reason(seats[side].options.timeout or 0.0)
     if result.outcome is Outcome.ILLEGAL and result.reason not in (UNINTELLIGIBLE,) and not result.reason.startswith(
         ("Response timeout", "Ran out of time")
     ):
@@ -224,7 +236,7 @@ class StrategoService(GameService):
             if not live:
                 opened(referee)
             scores, rated = match_scores(result)
-            reason = SHUTDOWN if result is None else hosted_reason(result)
+            reason = SHUTDOWN if result is None else hosted_reason(result, (red, blue))
             extra = {"ucc_log": "".join(line + "\n" for line in referee.log)}
             if result is not None:
                 extra["detail"] = result.line

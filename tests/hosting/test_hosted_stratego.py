@@ -91,14 +91,31 @@ async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, 
     assert wait_gone(programs_with(str(tmp_path))) == []
 
 
+@pytest.mark.parametrize("mode", ["sleep", "mute"])  # no move; no setup (BAD_SETUP in the result line)
 @pytest_twisted.ensureDeferred
-async def test_a_reply_that_never_comes_is_a_time_fault(tmp_path, fast_ai):
+async def test_a_reply_that_never_comes_is_a_time_fault(tmp_path, fast_ai, mode):
     games, _ = runner(tmp_path, timeout=5.0)
-    sleeper = bot("sleepy", f"{PY} {MISBEHAVE} sleep {tmp_path}")  # sets up, then never moves
+    sleeper = bot("sleepy", f"{PY} {MISBEHAVE} {mode} {tmp_path}")
     result = await games.play("stratego", [bot("fast", f"{fast_ai} {tmp_path}"), sleeper])
     assert result.played and result.scores == (1.0, 0.0), result
     assert result.faults[1].fault is Fault.TIME and "Response timeout" in result.faults[1].text()
+    assert result.faults[0] is None
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+def test_the_services_provide_what_the_runner_needs():
+    from zope.interface.verify import verifyObject
+
+    from gamed.combat.service import CombatService
+    from gamed.seats import IHostTables
+
+    stratego = StrategoService(StrategoConfig(), Limits(), reactor)
+    for service in (stratego, CombatService(Limits(), reactor)):
+        assert verifyObject(IHostTables, service) and service.hosts_bots
+    stratego.reserve_table("m", ["a", "b"])
+    assert stratego.table_waiting("m")
+    stratego.release_table("m")
+    assert not stratego.table_waiting("m")
 
 
 def test_the_daemon_hosts_combat_and_stratego_bots_stratego_without_ai_programs(tmp_path, monkeypatch):

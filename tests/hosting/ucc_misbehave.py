@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A UCC Stratego AI (examples/stratego/random_ai.py) misbehaving at its first move as its
 argument says, for the hosted-bot tests: crash: dies by SIGSEGV; illegal: moves a bomb or the
-flag; garbage: answers nonsense; memory: grows its memory until stopped; sleep: never answers."""
+flag; garbage: answers nonsense; memory: grows its memory until stopped; sleep: never answers;
+mute: never sends its setup."""
 
 import os
 import random
@@ -33,6 +34,8 @@ def choose_move(board, rng):
     return random_ai.choose_move(board, rng)
 
 
+if MODE == "mute":
+    time.sleep(600)
 random_ai.choose_move = choose_move
 random_ai.random = random
 random_ai.main()
