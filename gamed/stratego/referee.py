@@ -285,8 +285,9 @@ class StrategoReferee:
     setups are placed and play begins, ``on_move(referee, side, confirmation)`` after each
     half-move that was played (the board already updated; a flag capture too, before the end),
     ``on_end(referee, result)`` once the result is known and both sides have been sent ``QUIT``
-    (before their programs are awaited: what ends now ended after its game), ``on_error(exception)`` for an internal error (called inside the ``except`` block; by default
-    it is logged with twisted.logger).
+    (before their programs are awaited: what ends now ended after its game), ``on_error(exception)``
+    for an internal error (called inside the ``except`` block; by default it is logged with
+    twisted.logger).
 
     The ``-t`` stall awaits ``sleep(seconds)``; without it, ``task.deferLater(clock, ...)`` when a
     reactor ``clock`` is given (no stall otherwise).

@@ -99,7 +99,7 @@ def hosted_reason(result: MatchResult, seats=()) -> str:
     side = COLOURS.index(result.colour) if result.colour in COLOURS else None
     if result.outcome is Outcome.BAD_SETUP and side is not None and getattr(seats[side] if seats else None, "timed_out", False):
         return timeout_reason(seats[side].options.timeout or 0.0)
-    if result.outcome is Outcome.ILLEGAL and result.reason not in (UNINTELLIGIBLE,) and not result.reason.startswith(
+    if result.outcome is Outcome.ILLEGAL and result.reason != UNINTELLIGIBLE and not result.reason.startswith(
         ("Response timeout", "Ran out of time")
     ):
         return f"illegal move: {result.reason}"

@@ -37,5 +37,4 @@ def choose_move(board, rng):
 if MODE == "mute":
     time.sleep(600)
 random_ai.choose_move = choose_move
-random_ai.random = random
 random_ai.main()
