@@ -58,6 +58,17 @@ async def test_two_python_bots_play_combat_to_its_end(tmp_path, isolation):
     assert wait_gone(programs_with(str(tmp_path))) == []
 
 
+@pytest_twisted.ensureDeferred
+async def test_the_c_bot_and_the_python_bot_play_combat_both_ways(tmp_path, c_bots):
+    games, _ = runner(tmp_path)
+    py, c = bot("pybot", f"{PY} {BOT} 5 {tmp_path}"), bot("cbot", f"{c_bots['combat']} 9 {tmp_path}")
+    for names in ((py, c), (c, py)):
+        result = await games.play("combat", list(names))
+        assert result.played and result.faults == (None, None), result
+        assert sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5]), result
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
 FAILURES = [
     # (mode, fault, words in the detail: the process's, else the game's end reason)
     ("crash", Fault.CRASH, "SIGSEGV"),
