@@ -36,6 +36,11 @@ class GameService(MultiService):
     hub: LiveHub | None = None  # the daemon's live hub, when the service reports its games to one
 
     @property
+    def hosts_bots(self) -> bool:
+        """Whether hosted bots' games can be played here (a service with a lobby can)."""
+        return getattr(self, "lobby", None) is not None
+
+    @property
     def player_factory(self) -> Factory:
         return self.factory
 
@@ -54,6 +59,9 @@ class GameService(MultiService):
     def take_opening(self, key: str | None) -> int | None:
         """The opening a reserved table's game starts from (once), None for an ordinary table."""
         return self.table_openings.pop(key, None) if key is not None else None
+
+    def table_waiting(self, key: str) -> bool:
+        return self.lobby.reserved(key)
 
     def __init__(self, limits: Limits, clock: IReactorTime):
         super().__init__()

@@ -365,6 +365,9 @@ class IHostTables(Interface):
     def release_table(key: str) -> None:
         """Drop the reservation of ``key`` (its game will not start)."""
 
+    def table_waiting(key: str) -> bool:
+        """True while the reserved table ``key`` still waits for its players (no game began)."""
+
 
 def record_seat(seat: Seat) -> records.Seat:
     """What the records keep of ``seat``: its number, its player's name and kind, whether it is

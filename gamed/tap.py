@@ -346,6 +346,12 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games, players=players)
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
+    if cfg.bots.bots and "stratego" not in services and any(b.game == "stratego" for b in cfg.bots.bots):
+        # Stratego has no ports: without AI programs of its own it runs for hosted bots alone.
+        from gamed.stratego.service import StrategoService
+
+        services["stratego"] = StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub)
+        services["stratego"].setServiceParent(root)
     root.hosted = _hosted_games(cfg, services, hub, reactor)
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
@@ -368,7 +374,7 @@ def _hosted_games(cfg: Config, services: dict, hub, reactor):
         isolation = Isolation.detect(cfg.bots.isolation)
     except ValueError as e:
         raise SystemExit(f"gamed: cannot start: {e}") from None
-    hosting = {name: s for name, s in services.items() if getattr(s, "lobby", None) is not None}
+    hosting = {name: s for name, s in services.items() if getattr(s, "hosts_bots", False)}
     Logger().info(
         "hosted bots: {count} registered ({names}); sandbox: {sandbox}",
         count=len(cfg.bots.bots), names=", ".join(b.name for b in cfg.bots.bots), sandbox=isolation.shown(),

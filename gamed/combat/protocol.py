@@ -10,6 +10,12 @@ talks a few text lines (``LOGIN <name> <token>`` or ``NAME``, ``TABLE <name> [<s
 the same connection speaks the binary protocol, starting with CBT_MSG_SEAT. A game against the
 computer that cannot start ends such a connection with one closing ``ERROR <why>`` line.
 
+A hosted bot's connection (``placement``, gamed.seats.Placement: the daemon bridges the
+program's stdin and stdout to it) speaks the handshake port's protocol under its own name at its
+reserved table: ``TABLE`` is answered as usual but changes nothing, and ``NAME``, ``LOGIN``,
+``RESUME`` and ``COMPUTER <name>`` are refused with ``ERROR 433``; a move of its that the table
+refuses loses its game (``CombatService.illegal_move``).
+
 Both ports keep the per-connection output budget of ``gamed.backpressure``: messages (and
 handshake lines) are handled one at a time, none while the client does not read our replies, and
 at most ``MESSAGES_PER_TURN`` per reactor turn (then reading stops until the next turn), so one
@@ -84,6 +90,9 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         if self.service.limits.idle_timeout:
             self.setTimeout(self.service.limits.idle_timeout)
         self.service.connected(self)
+        if self.placement is not None:  # a hosted bot: its name and table are the daemon's
+            self._use_name(self.placement.identity)
+            self.table_name = self.placement.table
         if self.handshake:
             self._say("COMBAT gamed: NAME <name>, TABLE <table> [<seats>], then PLAY; HELP for more")
         elif not self.service.players.guests:
@@ -212,7 +221,9 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
         if not words:
             return
         command, args = words[0].upper(), words[1:]
-        if command == "NAME" and len(args) == 1 and valid_name(args[0]):
+        if self.placement is not None and (command == "NAME" or (command == "COMPUTER" and args)):
+            self.login_refused(LoginError(Refusal.HOSTED))
+        elif command == "NAME" and len(args) == 1 and valid_name(args[0]):
             self._name_command(args[0])
         elif command == "LOGIN":
             self.login_command(args)
@@ -230,8 +241,9 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
                 if not args[1].isdigit() or not wire.MIN_SEATS <= int(args[1]) <= wire.MAX_SEATS:
                     return self._say(f"ERROR seats must be {wire.MIN_SEATS} to {wire.MAX_SEATS}")
                 seats = int(args[1])
-            self.table_name, self.table_seats = args[0], seats
-            self._say(f"OK TABLE {self.table_name}")
+            if self.placement is None:  # a hosted bot stays at its table
+                self.table_name, self.table_seats = args[0], seats
+            self._say(f"OK TABLE {args[0]}")
         elif command == "PLAY":
             if not self._may_play() or self._back_to_away_seat():
                 return
@@ -353,7 +365,7 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
     def resume_command(self, args: list[str]) -> None:
         """``RESUME <token>``: only an away seat can be taken back (its player's connection is
         gone); then the binary protocol follows."""
-        if len(args) == 1 and not self.seated():
+        if len(args) == 1 and not self.seated() and self.placement is None:
             try:
                 seat = self.service.seats.find_token(args[0])
             except LoginError:
@@ -395,6 +407,10 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
             self.close("internal error (logged)")
             return
         self.service.deliver(seating, out)
+        if self.placement is not None:
+            refused = next((m for _, m in out if isinstance(m, wire.MsgMoveError) and m.seat == seating.seat), None)
+            if refused is not None:
+                self.service.illegal_move(seating, refused.code)
 
     def timeoutConnection(self) -> None:  # noqa: N802
         self.close("idle timeout")

@@ -13,6 +13,13 @@ GGZ behaviour (the next connection takes over the army). Nobody can stall a tabl
 move has ``move_time`` seconds (a turn on the shared ``TurnScheduler``, running also while the seat
 is away); when it or the grace runs out that seat loses (``CombatTable.forfeit``), and the reason
 is logged and recorded. A table nobody sits at and nobody may come back to is removed.
+
+Hosted bots (gamed.hosting, ``IHostTables``): ``reserve_table(key, names)`` keeps the named table
+``key`` for the bots ``names`` (seat order); only connections placed there by the daemon
+(``protocol.placement``) under those names sit at it, each in its own seat, and the reservation
+lasts until its game is played (``table_waiting``). A placed seat that ends loses at once, and
+so does one whose move is refused (``illegal``) or whose connection the server closes
+(``protocol``): a hosted game never waits for a program that cannot go on.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from zope.interface import implementer
 
+from gamed.combat import wire
 from gamed.combat.protocol import CombatFactory, CombatProtocol
 from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
@@ -50,6 +58,8 @@ from gamed.timecontrol import TimeControl, format_duration
 RESULTS = "results.jsonl"
 TIMEOUT = "timeout"  # the record's reason when a seat ran out of its move time and lost
 FORFEIT = "forfeit"  # ... when it left the game (and did not come back in time) or gave up
+ILLEGAL = "illegal"  # ... when a hosted bot's move was refused (gamed.hosting: it loses at once)
+PROTOCOL = "protocol"  # ... when the server closed a hosted bot's connection (bad input, idle)
 
 
 def _now() -> str:
@@ -88,6 +98,7 @@ class _Table:
     recorded: bool = False
     live: LiveTable | None = None  # its live table (with a hub) once play began
     timing: dict | None = None  # the clock of the last move (used, left, credit), for the records
+    hosted: bool = False  # reserved for a hosted game (gamed.hosting): only its placed bots sit here
 
     def seat_away(self, seat: PlayerSeat) -> None:
         self.service._seat_away(self, seat)
@@ -144,6 +155,7 @@ class CombatService(GameService):
         self._tables: dict[int, _Table] = {}
         self._next_id = 1
         self._players = 0
+        self._reserved: dict[str, tuple[str, ...]] = {}  # hosted tables waiting for their bots
         self.factory = CombatFactory(self)
         self.text_factory = CombatFactory(self, handshake=True)
 
@@ -162,6 +174,47 @@ class CombatService(GameService):
         self._players += 1
         return self._players
 
+    # --- hosted games (IHostTables) ----------------------------------------------------------
+
+    hosts_bots = True  # (no lobby: its own reserved tables)
+
+    @property
+    def player_factory(self) -> CombatFactory:
+        """A hosted bot speaks the handshake port's protocol: its text lines, then binary."""
+        return self.text_factory
+
+    def reserve_table(self, key: str, names: list[str]) -> None:
+        if not wire.MIN_SEATS <= len(names) <= wire.MAX_SEATS:
+            raise ValueError(f"a combat table has {wire.MIN_SEATS} to {wire.MAX_SEATS} seats, not {len(names)}")
+        if key in self._reserved or self._named(key) is not None:
+            raise ValueError(f"table {key} exists already")
+        self._reserved[key] = tuple(names)
+
+    def release_table(self, key: str) -> None:
+        self._reserved.pop(key, None)
+
+    def table_waiting(self, key: str) -> bool:
+        return key in self._reserved
+
+    def _placed_seat(self, protocol: CombatProtocol, entry: _Table | None) -> int | None:
+        """The seat of the reserved table ``protocol.table_name`` kept for this placed bot (its
+        name's first place in the reservation not taken yet), else None."""
+        names = self._reserved.get(protocol.table_name or "")
+        placement = protocol.placement
+        if names is None or placement is None or placement.table != protocol.table_name:
+            return None
+        taken = set(entry.sitting) if entry is not None else set()
+        for number, name in enumerate(names):
+            if name == placement.identity.name and number not in taken:
+                return number
+        return None
+
+    def illegal_move(self, seating: Seating, code: int) -> None:
+        """A hosted bot's REQ_MOVE was refused (``code``): it loses its game at once."""
+        entry = self._tables.get(seating.table_id)
+        if entry is not None and entry.table.state is State.PLAYING:
+            self._forfeit(entry, seating.seat, ILLEGAL, f"made an illegal move (error {code})")
+
     def can_seat(self, protocol: CombatProtocol) -> str | None:
         """Why ``protocol``'s PLAY cannot be served (None: it can): its named table exists but has
         no seat to give (every seat taken, or a game on or over: an away seat goes back only to its
@@ -171,6 +224,10 @@ class CombatService(GameService):
         if name is None:
             return None
         entry = self._named(name)
+        if name in self._reserved or (entry is not None and entry.hosted):
+            if self._placed_seat(protocol, entry) is None:
+                return f"table {name} is reserved for a hosted game"
+            return None
         if entry is None:
             return None
         table = entry.table
@@ -223,7 +280,9 @@ class CombatService(GameService):
         table not yet playing, else the first seat of a new table. Named tables are only ever
         joined by name; one account never gets two seats at one table."""
         name = protocol.table_name
-        candidates = [e for e in self._tables.values() if e.name == name]
+        if name in self._reserved:
+            return self._seat_placed(protocol)
+        candidates = [e for e in self._tables.values() if e.name == name and not e.hosted]
         if self.config.rejoin == "anyone":
             for entry in candidates:
                 away = entry.away()
@@ -247,6 +306,22 @@ class CombatService(GameService):
         self._tables[entry.id] = entry
         self.tables[entry.id] = entry.table
         self._join(protocol, entry, 0)
+
+    def _seat_placed(self, protocol: CombatProtocol) -> None:
+        """A hosted bot at its reserved table, in its own seat (the table is made for the first)."""
+        name = protocol.table_name
+        entry = self._named(name)
+        if entry is None:
+            entry = _Table(self._next_id, None, name, service=self, hosted=True)
+            self._next_id += 1
+            seats = len(self._reserved[name])
+            entry.table = CombatTable(seats, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
+            self._tables[entry.id] = entry
+            self.tables[entry.id] = entry.table
+        seat = self._placed_seat(protocol, entry)
+        if seat is None:  # can_seat said it may: nothing to do but refuse it
+            return protocol.close(f"no seat is kept for {protocol.name} at table {name}")
+        self._join(protocol, entry, seat)
 
     def _away_from(self, host: str) -> PlayerSeat | None:
         """The oldest away seat taken on the binary port from ``host`` (an original client
@@ -370,6 +445,8 @@ class CombatService(GameService):
         if table.state is State.PLAYING and entry.started is None:
             entry.started = _now()
             entry.players = tuple(seat.name for seat in table.seats)
+            if entry.hosted:
+                self._reserved.pop(entry.name, None)  # its game has begun
             if self.hub is not None:
                 entry.live = self._open_table(entry)
         entry.moves += moved
@@ -401,6 +478,9 @@ class CombatService(GameService):
                     self.seats.unseat(seat)
                     del entry.seats[seating.seat]
                     entry.binary.discard(seating.seat)
+            elif reason is not None and getattr(sitter, "placement", None) is not None:
+                self.seats.forfeit(seat)  # a hosted bot the server closed: it broke the protocol
+                self._forfeit(entry, seating.seat, PROTOCOL, f"was closed by the server: {reason}")
             elif seat.holder is not None:
                 self.seats.drop(seat, sitter)  # away for the grace (none: it forfeits at once)
             else:  # a computer opponent's program left the running game: that is losing it
@@ -608,7 +688,8 @@ class CombatService(GameService):
             info["clock"] = self._control.notation()
         if entry.name is not None and not entry.name.startswith(" "):
             info["table"] = entry.name
-        return self.hub.open("combat", seats, info, rules.spectator_state(table.game), self._clocks(entry))
+        key = entry.name if entry.hosted else None  # what the hosted-game runner watches
+        return self.hub.open("combat", seats, info, rules.spectator_state(table.game), self._clocks(entry), key=key)
 
     def _moved(self, entry: _Table) -> None:
         game = entry.table.game

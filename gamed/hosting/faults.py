@@ -49,6 +49,8 @@ def signal_name(number: int) -> str:
 _GAME_FAULTS = {
     "timeout": Fault.TIME,
     "strikes": Fault.PROTOCOL,
+    "protocol": Fault.PROTOCOL,  # the server closed its connection (Combat: bad input)
+    "unintelligable response": Fault.PROTOCOL,  # Stratego's UCC referee (its spelling)
     "illegal": Fault.ILLEGAL,
     "illegal move": Fault.ILLEGAL,
 }

@@ -99,6 +99,10 @@ class ProgramTransport:
     def stopProducing(self) -> None:  # noqa: N802
         self._program.kill(None)
 
+    def signal_tree(self, signum: int) -> None:
+        """Send ``signum`` to the program's process groups (a referee pausing it: SIGSTOP/SIGCONT)."""
+        self._program.signal_groups(signum)
+
 
 class HostedProgram(ProcessProtocol):
     """One hosted program for one game (see the module docstring)."""
@@ -258,6 +262,17 @@ class HostedProgram(ProcessProtocol):
             self._finish(None)
         else:
             self.kill(None)
+
+    def signal_groups(self, signum: int) -> None:
+        """``signum`` to the program's process group (and, under gamed.reaper, the program's own)."""
+        if self.done or self.pid is None:
+            return
+        for group in (self.pid, self.program_pid):
+            if group:
+                try:
+                    os.killpg(group, signum)
+                except OSError:
+                    pass
 
     def kill(self, trouble: Trouble | None) -> None:
         """SIGKILL the program and its whole tree now; ``trouble`` is why (None: its game is over)."""

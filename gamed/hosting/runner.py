@@ -188,8 +188,7 @@ class _Game:
 
     def service_waiting(self) -> bool:
         """True while the reserved table still waits for players (no game has started)."""
-        lobby = getattr(self.service, "lobby", None)
-        return lobby is not None and lobby.reserved(self.key)
+        return self.service.table_waiting(self.key)
 
     def _start_timed_out(self) -> None:
         self._timeout = None

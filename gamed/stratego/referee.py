@@ -284,8 +284,10 @@ class StrategoReferee:
     ``-t inf`` (an awaitable giving True to go on, False to quit), ``on_start(referee)`` once both
     setups are placed and play begins, ``on_move(referee, side, confirmation)`` after each
     half-move that was played (the board already updated; a flag capture too, before the end),
-    ``on_error(exception)`` for an internal error (called inside the ``except`` block; by default
-    it is logged with twisted.logger).
+    ``on_end(referee, result)`` once the result is known and both sides have been sent ``QUIT``
+    (before their programs are awaited: what ends now ended after its game), ``on_error(exception)``
+    for an internal error (called inside the ``except`` block; by default it is logged with
+    twisted.logger).
 
     The ``-t`` stall awaits ``sleep(seconds)``; without it, ``task.deferLater(clock, ...)`` when a
     reactor ``clock`` is given (no stall otherwise).
@@ -304,6 +306,7 @@ class StrategoReferee:
         on_move: Callable[[StrategoReferee, int, str], None] | None = None,
         on_error: Callable[[BaseException], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
+        on_end: Callable[[StrategoReferee, MatchResult | None], None] | None = None,
     ):
         self.seats = (red, blue)
         self.options = options
@@ -322,6 +325,7 @@ class StrategoReferee:
         self.captured: tuple[int, int] | None = None
         self._on_start = on_start
         self._on_move = on_move
+        self._on_end = on_end
         self._on_log = on_log
         self._on_board = on_board
         self._wait_for_operator = wait_for_operator
@@ -373,6 +377,11 @@ class StrategoReferee:
         for seat in self.seats:
             try:
                 quits.append(seat.quit(line))
+            except Exception as e:
+                self._on_error(e)
+        if self._on_end is not None:
+            try:
+                self._on_end(self, result)
             except Exception as e:
                 self._on_error(e)
         for quitting in quits:

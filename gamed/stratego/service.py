@@ -12,6 +12,11 @@ The daemon's tournament (``[stratego] rounds``) continues at the next start: the
 whose ``tournament.json`` matches the configuration is taken up again, and the games it has no
 result for (not played yet, cut off by a crash, or aborted by a shutdown) are played; a complete
 one is not played again. Moving the directory away starts a fresh tournament.
+
+Hosted bots (gamed.hosting, ``IHostTables``) keep the UCC protocol: the runner bridges each
+program's stdin and stdout to a ``gamed.stratego.hosted.HostedUccSeat`` (the player factory's
+connection), and once every seat of a reserved match is there the same referee plays it
+(``_hosted_match``), reported to the live hub under the reservation's key.
 """
 
 from __future__ import annotations
@@ -32,7 +37,15 @@ from gamed.gameservice import GameService
 from gamed.observers import SHUTDOWN, LiveHub, LiveTable
 from gamed.records import Seat
 from gamed.stratego import tournament
-from gamed.stratego.referee import COLOURS, MatchOptions, MatchResult, Outcome, StrategoReferee
+from gamed.stratego.referee import (
+    COLOURS,
+    UNINTELLIGIBLE,
+    MatchOptions,
+    MatchResult,
+    Outcome,
+    StrategoReferee,
+    timeout_reason,
+)
 
 RESULTS = "results.jsonl"
 MANIFEST = "tournament.json"
@@ -77,6 +90,20 @@ def match_scores(result: MatchResult | None) -> tuple[tuple[float, float], bool]
     scores = [0.0, 0.0]
     scores[side if named_wins else 1 - side] = 1.0
     return (scores[0], scores[1]), True
+
+
+def hosted_reason(result: MatchResult, seats=()) -> str:
+    """The record's reason of a hosted match: the referee's, with an illegal move named so
+    (``illegal move: Selected unit cannot move that way``; the fault taxonomy reads it), and a
+    setup that did not come in time named as the timeout it is (the UCC result says BAD_SETUP)."""
+    side = COLOURS.index(result.colour) if result.colour in COLOURS else None
+    if result.outcome is Outcome.BAD_SETUP and side is not None and getattr(seats[side] if seats else None, "timed_out", False):
+        return timeout_reason(seats[side].options.timeout or 0.0)
+    if result.outcome is Outcome.ILLEGAL and result.reason != UNINTELLIGIBLE and not result.reason.startswith(
+        ("Response timeout", "Ran out of time")
+    ):
+        return f"illegal move: {result.reason}"
+    return result.reason
 
 
 def identity(config: StrategoConfig, ais: list[AiProgram], rounds: int) -> dict:
@@ -145,6 +172,85 @@ class StrategoService(GameService):
         self._running: set[StrategoReferee] = set()
         self._stopping = False
         self.tournaments: list[Deferred] = []
+        self._reserved: dict[str, tuple[str, ...]] = {}  # hosted matches waiting for their seats
+        self._arrived: dict[str, list] = {}  # ... and the seats connected so far
+        self._hosted_factory = None
+
+    # --- hosted bots (IHostTables) -----------------------------------------------------------
+
+    hosts_bots = True  # (no lobby: its own reserved tables)
+
+    @property
+    def player_factory(self):
+        """The seats of hosted bots: each a UCC dialog over its program's stdin and stdout."""
+        if self._hosted_factory is None:
+            from gamed.stratego.hosted import HostedSeatFactory
+
+            self._hosted_factory = HostedSeatFactory(self, match_options(self.config), self.reactor)
+        return self._hosted_factory
+
+    def reserve_table(self, key: str, names: list[str]) -> None:
+        if len(names) != 2:
+            raise ValueError(f"a Stratego match has 2 sides, not {len(names)}")
+        if key in self._reserved:
+            raise ValueError(f"match {key} exists already")
+        self._reserved[key] = tuple(names)
+        self._arrived[key] = []
+
+    def release_table(self, key: str) -> None:
+        self._reserved.pop(key, None)
+        self._arrived.pop(key, None)
+
+    def table_waiting(self, key: str) -> bool:
+        return key in self._reserved
+
+    def hosted_seat_connected(self, seat) -> None:
+        """A hosted bot's seat is connected to its program: the match starts once both are."""
+        placement = seat.placement
+        key = placement.table if placement is not None else None
+        names = self._reserved.get(key)
+        if names is None:
+            self._log.warn("stratego: a hosted seat without a reserved match: ended")
+            seat.kill()
+            return
+        arrived = self._arrived[key]
+        arrived.append(seat)
+        if len(arrived) < len(names):
+            return
+        self.release_table(key)  # its match begins
+        order = list(names)
+        arrived.sort(key=lambda s: order.index(s.name) if s.name in order else len(order))
+        d = defer.ensureDeferred(self._hosted_match(key, arrived[0], arrived[1]))
+        d.addErrback(lambda f: self._log.failure("stratego: hosted match {key} failed", f, key=key))
+
+    async def _hosted_match(self, key: str, red, blue) -> MatchResult | None:
+        """One match between two hosted bots' seats, reported to the hub as table ``key``; the
+        result is told the hub as soon as it is known (``on_end``: before the programs end)."""
+        live: list[LiveTable] = []
+        names = [red.name, blue.name]
+
+        def opened(referee):
+            live.append(self._open_live(referee, names, "bot", {"hosted": key}, key))
+
+        def ended(referee, result):
+            if not live:
+                opened(referee)
+            scores, rated = match_scores(result)
+            reason = SHUTDOWN if result is None else hosted_reason(result, (red, blue))
+            extra = {"ucc_log": "".join(line + "\n" for line in referee.log)}
+            if result is not None:
+                extra["detail"] = result.line
+            live[0].finish(scores, reason, referee.spectator_state(over=True), rated=rated, extra=extra)
+
+        referee = StrategoReferee(
+            red, blue, match_options(self.config), self.reactor, on_start=opened, on_end=ended,
+            on_move=lambda referee, side, move: live and self._moved(live[0], referee, side, move),
+        )
+        self._running.add(referee)
+        try:
+            return await referee.run()
+        finally:
+            self._running.discard(referee)
 
     def startService(self) -> None:  # noqa: N802
         super().startService()
@@ -330,17 +436,19 @@ class StrategoService(GameService):
     # --- spectators (the live hub) --------------------------------------------------------
 
     def _open_table(self, referee: StrategoReferee, red: AiProgram, blue: AiProgram, round_no: int, game: int) -> LiveTable:
-        seats = [Seat(0, red.name, rated=True, kind="program"), Seat(1, blue.name, rated=True, kind="program")]
+        return self._open_live(referee, [red.name, blue.name], "program", {"round": round_no, "game": game})
+
+    def _open_live(self, referee: StrategoReferee, names: list[str], kind: str, info: dict, key: str | None = None) -> LiveTable:
+        seats = [Seat(side, name, rated=True, kind=kind) for side, name in enumerate(names)]
         options = {
-            "round": round_no,
-            "game": game,
+            **info,
             "max_turns": self.config.max_turns,
             "timeout": self.config.time_control.move,
             "allow_illegal": self.config.allow_illegal,
         }
         if not self.config.time_control.plain:
             options["clock"] = self.config.time_control.notation()
-        return self.hub.open("stratego", seats, options, referee.spectator_state(), self._clocks(referee, 0))
+        return self.hub.open("stratego", seats, options, referee.spectator_state(), self._clocks(referee, 0), key=key)
 
     def _moved(self, table: LiveTable, referee: StrategoReferee, side: int, move: str) -> None:
         # The move ends the game (a captured flag, or the other side has nothing left to move):

@@ -1,0 +1,138 @@
+"""Hosted GGZ Combat bots against the real Combat service: real subprocesses in the sandbox,
+each bridged to a connection of the handshake port's protocol (text lines, then binary) placed
+at a table reserved for the two, on the real reactor. A crash, an illegal move and bad input end
+with their faults, and no process of a bot outlives its game."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+from twisted.internet.testing import StringTransport
+
+from gamed.combat.service import CombatService
+from gamed.config import CombatConfig, Limits
+from gamed.hosting.faults import Fault
+from gamed.hosting.runner import HostedGames
+from gamed.hosting.sandbox import Isolation
+from gamed.hosting.spec import parse_bot
+from gamed.identity import Identity
+from gamed.observers import LiveHub
+from gamed.seats import Placement
+from tests.hosting.test_hosted_games import ISOLATIONS, programs_with
+from tests.procs import wait_gone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BOT = os.path.join(ROOT, "examples", "bots", "combat_bot.py")
+MISBEHAVE = os.path.join(ROOT, "tests", "hosting", "combat_misbehave.py")
+PY = sys.executable
+
+
+def bot(name: str, command: str, **limits):
+    return parse_bot(name, {"game": "combat", "command": command, "limits": limits}, ("combat",))
+
+
+def runner(tmp_path, isolation="none", move_time=10.0, start_timeout=10.0):
+    hub = LiveHub(reactor)
+    combat = CombatService(Limits(), reactor, CombatConfig(move_time=move_time, records=""), hub=hub)
+    return HostedGames({"combat": combat}, hub, reactor, Isolation.detect(isolation), str(tmp_path),
+                       start_timeout=start_timeout), combat
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_two_python_bots_play_combat_to_its_end(tmp_path, isolation):
+    games, combat = runner(tmp_path, isolation)
+    result = await games.play("combat", [bot("north", f"{PY} {BOT} 3 {tmp_path}"),
+                                         bot("south", f"{PY} {BOT} 4 {tmp_path}")])
+    assert result.played and result.bots == ("north", "south"), result
+    assert result.faults == (None, None), result
+    assert result.reason in ("flag captured", "no movable units left", "no seat has a flag and a movable unit"), result
+    assert sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5]), result
+    assert result.table.startswith("combat-")
+    assert not combat._tables and not combat._reserved  # the table is gone with its game
+    assert not os.listdir(tmp_path / "bots" / "games")
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_c_bot_and_the_python_bot_play_combat_both_ways(tmp_path, c_bots):
+    games, _ = runner(tmp_path)
+    py, c = bot("pybot", f"{PY} {BOT} 5 {tmp_path}"), bot("cbot", f"{c_bots['combat']} 9 {tmp_path}")
+    for names in ((py, c), (c, py)):
+        result = await games.play("combat", list(names))
+        assert result.played and result.faults == (None, None), result
+        assert sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5]), result
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+FAILURES = [
+    # (mode, fault, words in the detail: the process's, else the game's end reason)
+    ("crash", Fault.CRASH, "SIGSEGV"),
+    ("illegal", Fault.ILLEGAL, "illegal"),  # a refused move loses a hosted bot's game at once
+    ("garbage", Fault.PROTOCOL, "protocol"),  # an unknown opcode: the server closes it
+]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("mode,fault,words", FAILURES, ids=[f[0] for f in FAILURES])
+@pytest_twisted.ensureDeferred
+async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, isolation, mode, fault, words):
+    games, _ = runner(tmp_path, isolation)
+    bad = bot("wild", f"{PY} {MISBEHAVE} {mode} {tmp_path}")
+    good = bot("steady", f"{PY} {BOT} 1 {tmp_path}")
+    result = await games.play("combat", [bad, good])  # seat 0 moves first
+    assert result.played and result.scores == (0.0, 1.0), result
+    trouble = result.faults[0]
+    assert trouble is not None and trouble.fault is fault, result
+    assert words in trouble.text(), trouble
+    assert result.faults[1] is None
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_exits_before_its_game_is_a_start_fault_and_the_table_is_released(tmp_path):
+    games, combat = runner(tmp_path)
+    result = await games.play("combat", [bot("steady", f"{PY} {BOT} 1 {tmp_path}"),
+                                         bot("early", f"{PY} {MISBEHAVE} early {tmp_path}")])
+    assert not result.played and result.match_id is None
+    assert result.faults[1].fault is Fault.START and "status 3" in result.faults[1].text()
+    assert result.faults[0] is None
+    assert not combat._reserved and not combat._tables
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+def _handshake(service, placement=None):
+    protocol = service.player_factory.buildProtocol(None)
+    protocol.placement = placement
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    transport.clear()
+    return protocol, transport
+
+
+def test_a_reserved_table_takes_only_its_placed_bots_and_they_keep_to_it():
+    combat = CombatService(Limits(), reactor, CombatConfig(records=""))
+    combat.reserve_table("match1", ["ann", "bob"])
+    assert combat.table_waiting("match1")
+    # Anybody else asking for the table is refused, and stays in the handshake.
+    stranger, out = _handshake(combat)
+    stranger.dataReceived(b"TABLE match1\r\nPLAY\r\n")
+    assert out.value() == b"OK TABLE match1\r\nERROR table match1 is reserved for a hosted game\r\n"
+    # The placed bot: its name and table are the daemon's; what would change them is refused.
+    placed, out = _handshake(combat, Placement(Identity("bob", "bot"), "match1"))
+    placed.dataReceived(b"NAME eve\r\nLOGIN eve xxxxxxxxxxxxxxxxxxxxxxxx\r\nRESUME abc\r\nCOMPUTER ucc\r\nTABLE elsewhere\r\n")
+    hosted = b"ERROR 433 this seat is assigned by the daemon: a hosted bot plays under its own name\r\n"
+    assert out.value() == hosted * 4 + b"OK TABLE elsewhere\r\n"
+    out.clear()
+    placed.dataReceived(b"PLAY\r\n")
+    assert out.value().startswith(b"OK PLAY: binary protocol follows\r\n")
+    assert placed.seating.seat == 1 and placed.name == "bob"  # its reserved seat, whoever came first
+    stranger2, out2 = _handshake(combat, Placement(Identity("bob", "bot"), "match1"))
+    stranger2.dataReceived(b"PLAY\r\n")
+    assert out2.value() == b"ERROR table match1 is reserved for a hosted game\r\n"  # bob sits there already
+    combat.release_table("match1")
+    assert not combat.table_waiting("match1")
