@@ -183,7 +183,8 @@ class CombatService(GameService):
         """A hosted bot speaks the handshake port's protocol: its text lines, then binary."""
         return self.text_factory
 
-    def reserve_table(self, key: str, names: list[str]) -> None:
+    def reserve_table(self, key: str, names: list[str], opening: int | None = None) -> None:
+        # No openings (yet): a pair's games start from the setups the programs choose.
         if not wire.MIN_SEATS <= len(names) <= wire.MAX_SEATS:
             raise ValueError(f"a combat table has {wire.MIN_SEATS} to {wire.MAX_SEATS} seats, not {len(names)}")
         if key in self._reserved or self._named(key) is not None:

@@ -189,7 +189,8 @@ class StrategoService(GameService):
             self._hosted_factory = HostedSeatFactory(self, match_options(self.config), self.reactor)
         return self._hosted_factory
 
-    def reserve_table(self, key: str, names: list[str]) -> None:
+    def reserve_table(self, key: str, names: list[str], opening: int | None = None) -> None:
+        # No openings (yet): a pair's games start from the setups the programs choose.
         if len(names) != 2:
             raise ValueError(f"a Stratego match has 2 sides, not {len(names)}")
         if key in self._reserved:
