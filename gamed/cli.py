@@ -1,5 +1,7 @@
 """The ``gamed`` command: tools around the daemon's data. ``gamed export MATCH_ID`` prints a stored
-match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accounts) that may log in.
+match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accounts) that may log in;
+``gamed tournament run|list|status|standings|export|remove`` runs and shows tournaments between
+hosted bots (gamed.competition.cli).
 
 The daemon itself runs with ``twistd -n gamed``; this command works on its records database, also
 while the daemon runs (SQLite's WAL journal and busy timeout let both write the same file).
@@ -36,6 +38,12 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--config", metavar="FILE", help="the daemon's config file (for its [records] database)")
     export.add_argument("--format", choices=("json", "ucc"), default="json", help="json (default) or ucc (Stratego only)")
     _player_parser(commands)
+    from gamed.competition import cli as tournament_cli
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--records", "--database", dest="database", metavar="URL", help=_DATABASE_HELP)
+    common.add_argument("--config", metavar="FILE", help="the daemon's config file (its [tournaments.*], [bots.*] and [records])")
+    tournament_cli.add_parser(commands, common)
     return parser
 
 
@@ -192,6 +200,10 @@ def main(argv: list[str] | None = None) -> None:
         task.react(lambda reactor: defer.ensureDeferred(_export(reactor, args)))
     elif args.command == "player":
         task.react(lambda reactor: defer.ensureDeferred(_player(reactor, args)))
+    elif args.command == "tournament":
+        from gamed.competition import cli as tournament_cli
+
+        task.react(lambda reactor: defer.ensureDeferred(tournament_cli.main(reactor, args, _database, _fail)))
 
 
 if __name__ == "__main__":
