@@ -133,6 +133,10 @@ class _Game:
 
     def start(self) -> defer.Deferred:
         names = [bot.name for bot in self.bots]
+        if any(bot.talk == "connect" for bot in self.bots) and (
+            self.owner.tokens is None or self.owner.address.get(self.game) is None
+        ):
+            return defer.fail(ValueError(f"a bot that connects itself needs a TCP port of {self.game} to connect to"))
         try:
             self.service.reserve_table(self.key, names, self.opening)
         except Exception as e:
