@@ -61,11 +61,12 @@ class Players:
 
     # --- hosted bots that connect themselves -------------------------------------------------
 
-    def host_token(self, identity: Identity, table: str) -> str:
+    def host_token(self, identity: Identity, table: str, left: Callable[[], None] | None = None) -> str:
         """A new one-time token that logs in as ``identity`` (a hosted bot) placed at the
-        reserved lobby table ``table``; valid until used once or dropped."""
+        reserved lobby table ``table``; valid until used once or dropped. ``left`` is called if
+        that connection drops during its game (``gamed.seats.Placement``)."""
         token = secrets.token_urlsafe(HOST_TOKEN_BYTES)
-        self._hosted[token] = Placement(identity, table)
+        self._hosted[token] = Placement(identity, table, left)
         return token
 
     def drop_host_token(self, token: str) -> None:
