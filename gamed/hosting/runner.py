@@ -252,6 +252,7 @@ class _Game:
             lost = scores[seat] < best or not any(scores)  # an aborted game is nobody's win
             # It ended before its game did (the same instant: its end ended the game).
             early = program.ended_at is not None and table.ended is not None and program.ended_at <= table.ended
+            early = early and not program.released  # the game let it go first (its team was out)
             early = early or seat in self._left  # its own TCP connection: the kernel may tell of its exit later
             trouble = program.trouble if early else None
             if trouble is None and early:

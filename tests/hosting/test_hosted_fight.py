@@ -1,0 +1,116 @@
+"""Hosted Virtual Fight bots against the real Fight service: real subprocesses in the sandbox,
+each bridged to a connection of the AI port's protocol placed at a table reserved for the game's
+teams, on the real reactor. The Python and C example bots play whole games (two teams, and
+four on the four-team map), a crash ends with its fault, and no process of a bot outlives its
+game."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import pytest_twisted
+from twisted.internet import reactor
+
+from gamed.config import FightConfig, Limits
+from gamed.fight.rules import resolve_map
+from gamed.fight.service import FightService
+from gamed.hosting.faults import Fault
+from gamed.hosting.runner import HostedGames
+from gamed.hosting.sandbox import Isolation
+from gamed.hosting.spec import parse_bot
+from gamed.observers import LiveHub
+from tests.hosting.test_hosted_games import ISOLATIONS, programs_with
+from tests.procs import wait_gone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BOT = os.path.join(ROOT, "examples", "bots", "fight_bot.py")
+MISBEHAVE = os.path.join(ROOT, "tests", "hosting", "fight_misbehave.py")
+PY = sys.executable
+ENDS = ("last team standing", "all warriors killed", "turn limit")
+
+
+def bot(name: str, command: str, **limits):
+    return parse_bot(name, {"game": "fight", "command": command, "limits": limits}, ("fight",))
+
+
+def runner(tmp_path, isolation="none", teams=2, max_turns=120, turn_time=10.0):
+    hub = LiveHub(reactor)
+    fmap = resolve_map("four" if teams > 2 else "default")
+    fight = FightService(FightConfig(teams=teams, max_turns=max_turns, turn_time=turn_time), Limits(), reactor,
+                         fmap=fmap, hub=hub)
+    return HostedGames({"fight": fight}, hub, reactor, Isolation.detect(isolation), str(tmp_path),
+                       start_timeout=20.0), fight
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_two_python_bots_fight_to_the_end(tmp_path, isolation):
+    games, fight = runner(tmp_path, isolation)
+    result = await games.play("fight", [bot("red", f"{PY} {BOT} 3 {tmp_path}"), bot("blue", f"{PY} {BOT} 4 {tmp_path}")])
+    assert result.played and result.bots == ("red", "blue"), result
+    assert result.faults == (None, None), result
+    assert result.reason in ENDS, result
+    assert sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5]), result
+    assert result.table.startswith("fight-")
+    assert not fight.games and not fight.lobby.waiting()  # the game is over and nobody waits
+    assert not os.listdir(tmp_path / "bots" / "games")
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_four_bots_fight_on_the_four_team_map(tmp_path):
+    games, fight = runner(tmp_path, teams=4, max_turns=80)
+    names = ("north", "east", "south", "west")
+    result = await games.play("fight", [bot(name, f"{PY} {BOT} {seed} {tmp_path}") for seed, name in enumerate(names)])
+    assert result.played and result.bots == names, result
+    assert result.faults == (None,) * 4, result
+    assert result.reason in ENDS and len(result.scores) == 4, result
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_fight_needs_as_many_bots_as_teams(tmp_path):
+    games, fight = runner(tmp_path)
+    with pytest.raises(ValueError, match="cannot reserve a fight table: seat count must be 2 to 2"):
+        await games.play("fight", [bot(name, f"{PY} {BOT} 1 {tmp_path}") for name in ("a", "b", "c")])
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+FAILURES = [
+    # (mode, limits, fault, words in the detail)
+    ("crash", {}, Fault.CRASH, "killed by SIGSEGV"),
+    ("quit", {}, Fault.PROTOCOL, "left the game"),
+    ("hog", {"cpu": 1}, Fault.TIME, "CPU"),
+]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("mode,limits,fault,words", FAILURES, ids=[f[0] for f in FAILURES])
+@pytest_twisted.ensureDeferred
+async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, isolation, mode, limits, fault, words):
+    games, fight = runner(tmp_path, isolation)
+    steady = bot("steady", f"{PY} {BOT} 1 {tmp_path}")
+    wild = bot("wild", f"{PY} {MISBEHAVE} {mode} {tmp_path}", **limits)
+    result = await games.play("fight", [steady, wild])
+    assert result.played and result.scores == (1.0, 0.0), result
+    assert result.reason == "forfeit", result  # its team left at once: no grace for a hosted program
+    trouble = result.faults[1]
+    assert trouble is not None and trouble.fault is fault, result
+    assert words in trouble.text(), trouble
+    assert result.faults[0] is None
+    assert not fight.games
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_bot_that_exits_before_its_game_is_a_start_fault_and_the_table_is_released(tmp_path):
+    games, fight = runner(tmp_path)
+    result = await games.play("fight", [bot("steady", f"{PY} {BOT} 1 {tmp_path}"),
+                                        bot("early", f"{PY} {MISBEHAVE} early {tmp_path}")])
+    assert not result.played and result.match_id is None
+    assert result.faults[1].fault is Fault.START and "status 3" in result.faults[1].text()
+    assert result.faults[0] is None
+    assert not fight.lobby._reserved and not fight.lobby.waiting() and not fight.games  # the table is released
+    assert wait_gone(programs_with(str(tmp_path))) == []
