@@ -114,3 +114,16 @@ async def test_a_bot_that_exits_before_its_game_is_a_start_fault_and_the_table_i
     assert result.faults[0] is None
     assert not fight.lobby._reserved and not fight.lobby.waiting() and not fight.games  # the table is released
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_the_c_bot_and_the_python_bot_fight_both_ways(tmp_path, isolation, c_bots):
+    games, _ = runner(tmp_path, isolation)
+    py, c = bot("pybot", f"{PY} {BOT} 5 {tmp_path}"), bot("cbot", f"{c_bots['fight']} 9 {tmp_path}")
+    for seats in ((py, c), (c, py)):
+        result = await games.play("fight", list(seats))
+        assert result.played and result.faults == (None, None), result
+        assert result.bots == tuple(b.name for b in seats)
+        assert result.reason in ENDS and sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5]), result
+    assert wait_gone(programs_with(str(tmp_path))) == []
