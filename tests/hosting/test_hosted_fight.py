@@ -12,6 +12,8 @@ import sys
 import pytest
 import pytest_twisted
 from twisted.internet import reactor
+from twisted.internet.task import Clock
+from twisted.internet.testing import StringTransport
 
 from gamed.config import FightConfig, Limits
 from gamed.fight.rules import resolve_map
@@ -20,7 +22,9 @@ from gamed.hosting.faults import Fault
 from gamed.hosting.runner import HostedGames
 from gamed.hosting.sandbox import Isolation
 from gamed.hosting.spec import parse_bot
+from gamed.identity import Identity
 from gamed.observers import LiveHub
+from gamed.seats import Placement
 from tests.hosting.test_hosted_games import ISOLATIONS, programs_with
 from tests.procs import wait_gone
 
@@ -127,3 +131,38 @@ async def test_the_c_bot_and_the_python_bot_fight_both_ways(tmp_path, isolation,
         assert result.bots == tuple(b.name for b in seats)
         assert result.reason in ENDS and sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5]), result
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+def _ai(service, placement=None):
+    protocol = service.player_factory.buildProtocol(None)
+    protocol.placement = placement
+    transport = StringTransport()
+    protocol.makeConnection(transport)
+    return protocol, transport
+
+
+def test_a_reserved_fight_table_takes_only_its_placed_bots_and_they_keep_to_it():
+    clock = Clock()
+    fight = FightService(FightConfig(), Limits(), clock)
+    fight.reserve_table("match1", ["ann", "bob"])
+    assert fight.table_waiting("match1")
+    # Anybody else asking for the table is refused (also a guest who calls itself like a bot).
+    stranger, out = _ai(fight)
+    stranger.dataReceived(b"NAME&ann\r\nTABLE&match1\r\n")
+    assert out.value() == b"OK\r\n255\r\n100&table match1 is reserved for a hosted game\r\n"
+    assert not fight.lobby.is_waiting(stranger)
+    clock.advance(FightConfig().pair_delay)
+    assert fight.lobby.table_of(stranger) is None  # in the general queue, as before
+    # The placed bots: their names and table are the daemon's; what would change them is refused.
+    bob, out = _ai(fight, Placement(Identity("bob", "bot"), "match1"))
+    bob.dataReceived(b"NAME&eve\r\nLOGIN&eve&xxxxxxxxxxxxxxxxxxxxxxxx\r\nRESUME&abcdefghijklmnopqrstuvwx\r\nTABLE&elsewhere\r\n")
+    hosted = b"433&this seat is assigned by the daemon: a hosted bot plays under its own name\r\n"
+    assert out.value() == b"OK\r\n" + hosted * 3 + b"255\r\n"
+    assert fight.lobby.table_of(bob) == "match1" and fight.table_waiting("match1")
+    ann, out = _ai(fight, Placement(Identity("ann", "bot"), "match1"))
+    clock.advance(FightConfig().pair_delay)  # ann joins after the pair delay, as any AI
+    assert not fight.table_waiting("match1")
+    (game,) = fight.games.values()
+    assert [p.name for p in game.players] == ["ann", "bob"]  # the reserved order, not the arrival order
+    assert out.value() == b"OK\r\nREADY\r\n"
+    assert bob.seat.identity == Identity("bob", "bot") and bob.seat.identity.rated
