@@ -2,7 +2,8 @@
 """A Virtual Fight AI that misbehaves as its argument says, for the hosted-bot tests.
 
 crash: dies by SIGSEGV at its first READY; quit: exits with status 0 at its first READY; early:
-exits with status 3 at once; hog: at its first READY, spins on the CPU until stopped.
+exits with status 3 at once; hog: at its first READY, spins on the CPU until stopped; sleep:
+never answers a READY (its turns time out).
 """
 
 import os
@@ -22,3 +23,5 @@ for line in sys.stdin:
     elif mode == "hog":
         while True:
             pass
+    elif mode == "sleep":
+        continue

@@ -15,7 +15,7 @@ from twisted.internet import reactor
 from twisted.internet.task import Clock
 from twisted.internet.testing import StringTransport
 
-from gamed.config import FightConfig, Limits
+from gamed.config import FightConfig, Limits, PlayersConfig
 from gamed.fight.rules import resolve_map
 from gamed.fight.service import FightService
 from gamed.hosting.faults import Fault
@@ -24,6 +24,7 @@ from gamed.hosting.sandbox import Isolation
 from gamed.hosting.spec import parse_bot
 from gamed.identity import Identity
 from gamed.observers import LiveHub
+from gamed.players import Players
 from gamed.seats import Placement
 from tests.hosting.test_hosted_games import ISOLATIONS, programs_with
 from tests.procs import wait_gone
@@ -109,6 +110,18 @@ async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, 
 
 
 @pytest_twisted.ensureDeferred
+async def test_a_bot_whose_turns_time_out_is_disqualified_with_a_time_fault(tmp_path):
+    hub = LiveHub(reactor)
+    fight = FightService(FightConfig(turn_time=1.0, strikes=2), Limits(), reactor, hub=hub)
+    games = HostedGames({"fight": fight}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=20.0)
+    result = await games.play("fight", [bot("sleepy", f"{PY} {MISBEHAVE} sleep {tmp_path}"),
+                                        bot("steady", f"{PY} {BOT} 1 {tmp_path}")])
+    assert result.played and result.scores == (0.0, 1.0) and result.reason == "timeout", result
+    assert result.faults[0] is not None and result.faults[0].fault is Fault.TIME and result.faults[1] is None, result
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_bot_that_exits_before_its_game_is_a_start_fault_and_the_table_is_released(tmp_path):
     games, fight = runner(tmp_path)
     result = await games.play("fight", [bot("steady", f"{PY} {BOT} 1 {tmp_path}"),
@@ -166,3 +179,24 @@ def test_a_reserved_fight_table_takes_only_its_placed_bots_and_they_keep_to_it()
     assert [p.name for p in game.players] == ["ann", "bob"]  # the reserved order, not the arrival order
     assert out.value() == b"OK\r\nREADY\r\n"
     assert bob.seat.identity == Identity("bob", "bot") and bob.seat.identity.rated
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_python_bot_that_connects_itself_fights_a_piped_c_bot(tmp_path, c_bots):
+    """talk = "connect": LOGIN&<name>&<host token>, TABLE&<table> on the real AI port."""
+    players = Players(PlayersConfig(), None, reactor)  # no records: the host token needs no accounts
+    hub = LiveHub(reactor)
+    fight = FightService(FightConfig(max_turns=120, turn_time=10.0), Limits(), reactor, hub=hub, players=players)
+    port = reactor.listenTCP(0, fight.ai_port_factory(), interface="127.0.0.1")
+    try:
+        games = HostedGames({"fight": fight}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=20.0,
+                            address={"fight": ("127.0.0.1", port.getHost().port)}, tokens=players)
+        net = parse_bot("netfight", {"game": "fight", "command": f"{PY} {BOT} 7", "talk": "connect"}, ("fight",))
+        for seats in ((net, bot("cbot", f"{c_bots['fight']} 2 {tmp_path}")), (bot("cbot", f"{c_bots['fight']} 3 {tmp_path}"), net)):
+            result = await games.play("fight", list(seats))
+            assert result.played and result.faults == (None, None), result
+            assert result.reason in ENDS, result
+        assert not players._hosted  # every host token is gone with its game
+        assert wait_gone(programs_with(str(tmp_path))) == [] and wait_gone(programs_with(BOT)) == []
+    finally:
+        await port.stopListening()
