@@ -73,19 +73,15 @@ class Players:
         """``token``'s hosted game is over (or will not be played): it logs nobody in any more."""
         self._hosted.pop(token, None)
 
-    def host_placement(self, name: str, token: str) -> Placement | None:
-        """The seat an unused host token of the bot ``name`` logs in to, or None (not one)."""
+    def _take_host_token(self, name: str, token: str) -> Placement | None:
+        """The seat an unused host token of the bot ``name`` logs in to, used up now; None when
+        ``token`` is not one."""
         for known, placement in self._hosted.items():
-            # Compared in constant time, and every one, so that timing tells nothing.
+            # Each compared in constant time: how long a wrong token takes tells nothing of a right one.
             if secrets.compare_digest(known.encode(), token.encode()) and placement.identity.name == name:
+                del self._hosted[known]  # one-time: nobody else logs in with it
                 return placement
         return None
-
-    def _take_host_token(self, name: str, token: str) -> Placement | None:
-        placement = self.host_placement(name, token)
-        if placement is not None:
-            self._hosted.pop(token, None)  # one-time: nobody else logs in with it
-        return placement
 
     @property
     def guests(self) -> bool:
