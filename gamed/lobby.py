@@ -9,7 +9,8 @@ and ``key(member)`` who it is: two members with the same key that is not None (t
 one account) never sit at one table; the later one waits for the next.
 
 A table can be *reserved* (``reserve``) for players named in seat order, as the daemon does for a
-game between hosted bots (gamed.hosting): only those names (``who(member)``) may join it, and once
+game between hosted bots (gamed.hosting): only those names (``who(member)``: by default the name
+of the member's placement, so a guest who calls itself like a bot is not one) may join it, and once
 it is full they are seated in the reserved order (``seating_reserved`` is True while ``on_table``
 runs for it, so a game does not swap the seats as it may for others). A reservation serves one game.
 """
@@ -44,6 +45,13 @@ def table_clock(key: str | None) -> tuple[str | None, TimeControl | None]:
     return base or None, timecontrol.parse(notation)
 
 
+def _placed_name(member: Hashable) -> str | None:
+    """The name of the hosted bot ``member`` is placed as (``gamed.seats.Placement``), else None:
+    only the daemon's own connections sit at a reserved table, never a guest of the same name."""
+    placement = getattr(member, "placement", None)
+    return placement.identity.name if placement is not None else None
+
+
 class LobbyError(Exception):
     """A join the lobby refuses (bad seat count, already waiting, table full or mismatched)."""
 
@@ -66,7 +74,7 @@ class Lobby:
         min_seats: int = 2,
         max_seats: int | None = None,
         key: Callable[[Hashable], Hashable | None] = lambda member: None,
-        who: Callable[[Hashable], str | None] = lambda member: getattr(getattr(member, "identity", None), "name", None),
+        who: Callable[[Hashable], str | None] = lambda member: _placed_name(member),
     ):
         if seats < 1:
             raise ValueError("a table needs at least one seat")

@@ -4,7 +4,8 @@
 AI port, the Combat handshake): it implements the commands
 
 - ``LOGIN <name> <token>``: become the account ``name``; if that account has a seat away in a
-  running game of this service, take it back at once;
+  running game of this service, take it back at once (a hosted bot's one-time host token makes
+  the connection that bot's, placed at its reserved table: ``gamed.players.Players.host_token``);
 - ``RESUME <token>``: take back the seat of a resume token (``TOKEN`` tells a seated player its
   token; a guest needs it to come back, an account may use it too);
 - ``TOKEN``: the resume token of this connection's seat;
@@ -26,7 +27,7 @@ from twisted.logger import Logger
 
 from gamed.identity import Identity, LoginError, Refusal
 from gamed.names import valid_name
-from gamed.seats import Seat
+from gamed.seats import Placement, Seat
 
 
 class LoginCommands:
@@ -117,7 +118,12 @@ class LoginCommands:
         if self.seated():
             return self.login_refused(LoginError(Refusal.TOO_LATE))
         name, token = args  # a malformed token is refused without being hashed (still a failure)
-        self._wait_for(self.service.players.login(name, token, self.host), self._logged_in)
+        self._wait_for(self.service.players.login(name, token, self.host, place=self._placed), self._logged_in)
+
+    def _placed(self, placement: Placement) -> None:
+        """Logged in with a host token (a hosted bot that connects itself, docs/hosting.md): this
+        connection is that bot's, at its reserved table, as if the daemon had placed it."""
+        self.placement = placement
 
     def _logged_in(self, identity: Identity) -> None:
         if self.seated():  # seated while the token was checked (a pairing timer)

@@ -200,7 +200,10 @@ class SeatBook:
         seat.away_since = self.clock.seconds()
         self.names.changed(seat, seat.name)
         self._log.info("{seat} of {game} is away", seat=seat.label(), game=_game_id(seat.game))
-        if not self.grace or getattr(holder, "placement", None) is not None:
+        placement = getattr(holder, "placement", None)
+        if placement is not None and placement.left is not None:
+            placement.left()
+        if not self.grace or placement is not None:
             self._forfeit(seat)  # a hosted program that ended cannot come back
             return
         seat.grace_ends = seat.away_since + self.grace
@@ -341,10 +344,13 @@ class Placement:
     """A seat the daemon assigns to a connection it makes itself (a hosted bot, gamed.hosting):
     who plays (``identity``) and the lobby table reserved for its game (``table``). A game
     protocol with a placement plays as that identity, joins that table at once, keeps to it
-    whatever table commands the program sends, and forfeits at once when the program ends."""
+    whatever table commands the program sends, and forfeits at once when the program ends.
+    ``left`` (if any) is called when its connection drops during its game (a bot that connects
+    itself: the runner learns it left before the game was over)."""
 
     identity: Identity
     table: str
+    left: Callable[[], None] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class IHostTables(Interface):

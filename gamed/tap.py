@@ -352,17 +352,36 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
         services["stratego"] = StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub)
         services["stratego"].setServiceParent(root)
-    root.hosted = _hosted_games(cfg, services, hub, reactor)
+    root.hosted = _hosted_games(cfg, services, hub, reactor, players, ports, options.games)
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
     tune_thread_switching()
     return root
 
 
-def _hosted_games(cfg: Config, services: dict, hub, reactor):
+class BotAddresses:
+    """Where a hosted bot that connects itself (``talk = "connect"``) finds its game: ``get(game)``
+    is ``(host, port)`` of the game's first TCP port that games are played on, once it listens
+    (the bound port, also for port 0; 127.0.0.1 for a port on every interface), else ``default``."""
+
+    def __init__(self, ports: ListeningPorts, games):
+        self.ports = ports
+        self.options = {game.name: [p.option for p in game.ports if p.plays] for game in games}
+
+    def get(self, game: str, default: tuple[str, int] | None = None) -> tuple[str, int] | None:
+        for option in self.options.get(game, ())[:1]:
+            for served in self.ports.ports:
+                if served.option == option and served.kind == "tcp" and served.port is not None:
+                    host = served.host
+                    return ("127.0.0.1" if host in ("0.0.0.0", "", None) else "::1" if host == "::" else host), served.port
+        return default
+
+
+def _hosted_games(cfg: Config, services: dict, hub, reactor, players=None, ports=None, games=()):
     """The runner of hosted bots' games (gamed.hosting.runner), when bots are registered: the
     sandbox this machine offers is found out now (``[bots] isolation = bwrap`` that does not work
-    stops start-up with one line) and logged."""
+    stops start-up with one line) and logged. Bots that connect themselves log in with the
+    one-time host tokens of ``players`` on the game's first TCP port (``BotAddresses``)."""
     if not cfg.bots.bots:
         return None
     from twisted.logger import Logger
@@ -379,7 +398,9 @@ def _hosted_games(cfg: Config, services: dict, hub, reactor):
         "hosted bots: {count} registered ({names}); sandbox: {sandbox}",
         count=len(cfg.bots.bots), names=", ".join(b.name for b in cfg.bots.bots), sandbox=isolation.shown(),
     )
-    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout)
+    address = BotAddresses(ports, games) if ports is not None else None
+    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout,
+                       address=address, tokens=players)
 
 
 def _players(cfg: Config, hub, reactor):

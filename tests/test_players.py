@@ -5,8 +5,9 @@ from __future__ import annotations
 from twisted.internet.task import Clock
 
 from gamed.config import PlayersConfig
-from gamed.identity import LoginError, LoginLimit, Refusal
+from gamed.identity import Identity, LoginError, LoginLimit, Refusal, looks_like_token
 from gamed.players import Players
+from gamed.seats import Placement
 from tests.memaccounts import MemoryAccounts
 
 
@@ -113,3 +114,40 @@ def test_the_limit_remembers_a_bounded_number_of_addresses():
         limit.end(f"h{n}", 1.0, failed=True)
     assert len(limit._failed) == 100
     assert limit.wait("h999", 2.0) > 0 and limit.wait("h0", 2.0) == 0
+
+
+# --- host tokens: hosted bots that connect themselves (docs/hosting.md) -----------------------
+
+
+def test_a_host_token_logs_its_bot_in_once_and_places_it_at_its_table():
+    clock, accounts, players = make()
+    bot = Identity("greedy", "bot")
+    token = players.host_token(bot, "hosted1")
+    assert looks_like_token(token) and token != players.host_token(bot, "hosted1")
+    placed = []
+    who = identity(players.login("greedy", token, "127.0.0.1", place=placed.append))
+    assert who == bot and who.rated and not who.account
+    assert placed == [Placement(bot, "hosted1")]
+    # One-time: the second use is refused like any wrong token (and counts as a failure).
+    assert refusal(players.login("greedy", token, "127.0.0.1", place=placed.append)) is Refusal.UNKNOWN_OR_WRONG
+    assert len(placed) == 1
+
+
+def test_a_host_token_is_only_its_bots_and_only_until_dropped():
+    clock, accounts, players = make()
+    token = players.host_token(Identity("greedy", "bot"), "hosted1")
+    assert refusal(players.login("other", token, "h", place=lambda p: None)) is Refusal.UNKNOWN_OR_WRONG
+    players.drop_host_token(token)
+    assert refusal(players.login("greedy", token, "h", place=lambda p: None)) is Refusal.UNKNOWN_OR_WRONG
+    players.drop_host_token(token)  # twice is fine
+
+
+def test_a_host_token_needs_a_game_connection_and_works_without_accounts():
+    clock, accounts, players = make()
+    token = players.host_token(Identity("greedy", "bot"), "t")
+    # The web site's login (no place) does not take host tokens.
+    assert refusal(players.login("greedy", token, "h")) is Refusal.UNKNOWN_OR_WRONG
+    bare = Players(PlayersConfig(), None, Clock())
+    token = bare.host_token(Identity("greedy", "bot"), "t")
+    assert identity(bare.login("greedy", token, "h", place=lambda p: None)).name == "greedy"
+    assert refusal(bare.login("greedy", token, "h", place=lambda p: None)) is Refusal.NO_ACCOUNTS

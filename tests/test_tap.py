@@ -340,3 +340,22 @@ def test_every_port_of_the_daemon_shares_one_connection_budget():
     assert len(reactor.tcpServers) == 7 and len(budgets) == 1
     assert reactor.tcpServers[0][1].budget.max_total == 100
     service.stopService()
+
+
+def test_hosted_bots_that_connect_get_the_daemons_players_and_each_games_first_port(tmp_path):
+    path = tmp_path / "gamed.conf"
+    bot = pathlib.Path(__file__).resolve().parents[1] / "examples" / "bots" / "kalaha_bot.py"
+    path.write_text(f'[bots]\nisolation = "none"\n[bots.net]\ngame = "kalaha"\ncommand = "{bot}"\ntalk = "connect"\n')
+    reactor = MemoryReactorClock()
+    service = tap.makeService(options("--config", str(path), "--kalaha", "tcp:4601", "--kalaha", "tcp:4602",
+                                      "--fight", "tcp:4501", "--fight-gui", "tcp:4550"),
+                              reactor=reactor)
+    hosted = service.hosted
+    assert hosted.address.get("kalaha") is None  # not listening yet
+    service.startService()
+    assert hosted.tokens is service.getServiceNamed("kalaha").players  # one Players: LOGIN takes its tokens
+    assert hosted.tokens is service.getServiceNamed("fight").players
+    assert hosted.address.get("kalaha") == ("127.0.0.1", 4601)  # every interface: the bot uses loopback
+    assert hosted.address.get("fight") == ("127.0.0.1", 4501)  # the AI port, not the GUI port
+    assert hosted.address.get("chess", ("127.0.0.1", 0)) == ("127.0.0.1", 0)
+    service.stopService()

@@ -109,6 +109,8 @@ class FightProtocol(LoginCommands, TextLineProtocol):
             self.check_guest_name(value, self._named)  # a registered name first, then one in use
         elif not self.may_play():
             self.login_refused(LoginError(Refusal.GUESTS_OFF))
+        elif self.placement is None and self.service.lobby.reserved(value):
+            self.send_lines([wire.reserved_table(value)])  # it stays where it waits
         else:
             self.send_lines([DONE])
             # Join the named table now (the pair delay only exists to give the AI this chance).

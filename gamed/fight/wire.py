@@ -122,6 +122,12 @@ def refused(error) -> str:
     return f"{REFUSAL_CODES[error.refusal]}&{error.text}"
 
 
+def reserved_table(table: str) -> str:
+    """``100&table <t> is reserved for a hosted game``: a ``TABLE`` that only the daemon's hosted
+    bots may take (gamed.hosting)."""
+    return f"100&table {table} is reserved for a hosted game"
+
+
 def token(value: str) -> str:
     """The reply to ``TOKEN``: the resume token of the AI's seat."""
     return f"TOKEN&{value}"

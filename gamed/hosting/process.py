@@ -145,6 +145,7 @@ class HostedProgram(ProcessProtocol):
         self.program_pid: int | None = None
         self._pid_line = b""
         self.stopped = False  # the daemon ended it (its game was over, or a limit was crossed)
+        self.released = False  # the game closed its connection before it ended
 
     # --- starting ----------------------------------------------------------------------------
 
@@ -182,6 +183,7 @@ class HostedProgram(ProcessProtocol):
         """The game closed the connection: the program's stdin ends; it has a moment to exit."""
         if self.done or self.transport is None:
             return
+        self.released = True  # its game is over for it (a Virtual Fight team out while others play on)
         try:
             self.transport.closeStdin()
         except (OSError, error.ProcessExitedAlready):

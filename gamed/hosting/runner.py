@@ -12,6 +12,7 @@ and no game is played (``match_id`` None, scores empty).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import shutil
@@ -130,9 +131,14 @@ class _Game:
         self._timeout = None
         self._over = False
         self._tokens: list[str] = []
+        self._left: set[int] = set()  # seats of bots that connect themselves whose connection dropped in the game
 
     def start(self) -> defer.Deferred:
         names = [bot.name for bot in self.bots]
+        if any(bot.talk == "connect" for bot in self.bots) and (
+            self.owner.tokens is None or self.owner.address.get(self.game) is None
+        ):
+            return defer.fail(ValueError(f"a bot that connects itself needs a TCP port of {self.game} to connect to"))
         try:
             self.service.reserve_table(self.key, names, self.opening)
         except Exception as e:
@@ -165,7 +171,7 @@ class _Game:
             env.update({"GAMED_OPENING": str(self.opening), "GAMED_SEED": str(self.opening)})
         if bot.talk == "connect":
             host, port = self.owner.address.get(self.game, ("127.0.0.1", 0))
-            token = self.owner.tokens.host_token(identity, self.key)
+            token = self.owner.tokens.host_token(identity, self.key, left=functools.partial(self._left.add, seat))
             self._tokens.append(token)
             env.update({"GAMED_HOST": host, "GAMED_PORT": str(port), "GAMED_TOKEN": token})
             return HostedProgram(bot, path, self.owner.isolation, clock, env=env, network=True)
@@ -246,6 +252,8 @@ class _Game:
             lost = scores[seat] < best or not any(scores)  # an aborted game is nobody's win
             # It ended before its game did (the same instant: its end ended the game).
             early = program.ended_at is not None and table.ended is not None and program.ended_at <= table.ended
+            early = early and not program.released  # the game let it go first (its team was out)
+            early = early or seat in self._left  # its own TCP connection: the kernel may tell of its exit later
             trouble = program.trouble if early else None
             if trouble is None and early:
                 trouble = Trouble(Fault.PROTOCOL, "left the game (ended its program) before it was over")
