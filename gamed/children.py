@@ -74,6 +74,9 @@ def _exact_path(given: str, cwd: str | None) -> str:
     return os.path.abspath(path) if cwd is not None else path
 
 
+exact_path = _exact_path  # (for gamed.hosting.sandbox's native reaper)
+
+
 def reaper_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[str]]:
     """(executable, args) for spawnProcess that run ``argv`` under a reaper of its own
     (``gamed.reaper``): the reaper is the spawned process, and it forks ``argv`` as the leader of a

@@ -179,10 +179,15 @@ def launch_command(
             *[x for key, value in sorted(env.items()) for x in ("--setenv", key, value)],
             "--", *argv,
         ]
+    elif _native_reaper():
+        # The native reaper is its own launcher: one exec, and Twisted's posix_spawn (no path).
+        limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
+        start = [NATIVE_REAPER, "--start", limit_text, workdir, str(os.getpid())]
+        return NATIVE_REAPER, [*start, children.exact_path(argv[0], workdir), *argv]
     else:
         # Without a process namespace, gamed.reaper is the program's parent and subreaper: what
         # the program forks, even into a session of its own, ends with it.
-        _, program = children.reaper_command(list(argv), workdir)
+        program = children.reaper_command(list(argv), workdir)[1]
     if _QUICK_START:
         return _PRLIMIT, [_PRLIMIT, *_prlimit_options(limits), "--", *_quick_start(program, workdir)]
     limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
@@ -205,12 +210,21 @@ def _quick_start(program: list[str], workdir: str) -> list[str]:
     ]
 
 
-def spawn_directory(workdir: str) -> str | None:
+# gamed-reaper (gamed/hosting/reaper.c, built beside this module by `make examples`): the same
+# reaper as gamed.reaper without a Python interpreter's start-up; gamed.reaper where it is not built.
+NATIVE_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gamed-reaper")
+
+
+def _native_reaper() -> bool:
+    return children.executable_file(NATIVE_REAPER)
+
+
+def spawn_directory(workdir: str, isolation: Isolation) -> str | None:
     """The ``path`` to give ``spawnProcess`` for a program that runs in ``workdir``: None when
-    the quick start changes directory itself, so that Twisted can start it with posix_spawn
-    instead of forking the daemon (a fork copies the daemon's page tables: milliseconds of its
-    CPU per program)."""
-    return None if _QUICK_START else workdir
+    its start changes directory itself (the quick start, the native reaper), so that Twisted can
+    start it with posix_spawn instead of forking the daemon (a fork copies the daemon's page
+    tables: milliseconds of its CPU per program)."""
+    return None if _QUICK_START or (not isolation.bwrap and _native_reaper()) else workdir
 
 
 def bwrap_signal(exit_code: int | None, isolated: bool) -> int | None:
