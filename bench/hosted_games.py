@@ -119,13 +119,13 @@ async def run(reactor, args) -> int:
         return 2
     hub = LiveHub(reactor)
     limits = Limits(max_per_peer=0, max_connections=0)
-    # A pair delay longer than the default 0.5 s: a hosted program that has not sent its first
+    # Kalaha: a pair delay longer than the default 0.5 s (Connect Four has none): a hosted program that has not sent its first
     # line (TABLE) within it is seated anyway, and its TABLE then arrives during its game (a
     # strike). With 32 programs starting at once on a loaded machine that happens; it is not what
     # is measured here. The TCP bots send TABLE <name> first thing, so the delay never applies.
     services = {
         "kalaha": KalahaService(KalahaConfig(board=False, move_time=10.0, strikes=3, pair_delay=5.0), limits, reactor, hub=hub),
-        "connect4": Connect4Service(Connect4Config(board=False, pair_delay=5.0), limits, reactor, hub=hub),
+        "connect4": Connect4Service(Connect4Config(board=False), limits, reactor, hub=hub),
     }
     ports = {game: reactor.listenTCP(0, s.player_factory, backlog=1024, interface="127.0.0.1") for game, s in services.items()}
     address = {game: ("127.0.0.1", p.getHost().port) for game, p in ports.items()}
@@ -151,6 +151,15 @@ async def run(reactor, args) -> int:
         launch, sys.executable, [sys.executable, __file__, "--launcher"], env=dict(os.environ), childFDs={0: "w", 1: "r", 2: 2}
     )
 
+    from gamed.hosting import sandbox
+
+    print(
+        "hosted start: none = "
+        + ("the native reaper (gamed/hosting/gamed-reaper)" if os.access(sandbox.NATIVE_REAPER, os.X_OK) else
+           "the Python launcher and gamed.reaper" if not sandbox._QUICK_START else "prlimit/setpriv/sh/setsid and gamed.reaper")
+        + "; bwrap = " + ("prlimit/setpriv/sh/setsid, then bwrap" if sandbox._QUICK_START else "the Python launcher, then bwrap"),
+        flush=True,
+    )
     isolations = []
     for mode in args.isolation:
         isolation = Isolation.detect(mode if mode == "none" else "auto")
@@ -273,7 +282,7 @@ async def run(reactor, args) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=60, help="games per path and row (default 60)")
+    parser.add_argument("--games", type=int, default=150, help="games per path and row (default 150)")
     parser.add_argument("--concurrency", default="1,4,16", help="games in play at once, one row each (default 1,4,16)")
     parser.add_argument("--rounds", type=int, default=2, help="halves alternating hosted and TCP (default 2)")
     parser.add_argument("--game", action="append", choices=sorted(BOTS), help="only this game (repeatable)")
