@@ -2,13 +2,16 @@
 resource limits, a minimal environment, and bubblewrap's namespaces where the machine has it.
 
 ``Isolation.detect`` runs once at start-up and says what this machine offers (the daemon logs it);
-``launch_command`` gives the (executable, argv) for ``spawnProcess``: a bare Python interpreter
-(``-I -S``: no site, no environment) running ``_LAUNCHER``, which sets the limits, becomes the
-leader of a new session, asks for SIGKILL when the daemon dies, restores the signals Python
-ignores, and execs bubblewrap with the program (no network, the system read-only, its own /tmp
-and process namespace, only its working directory writable), or without bubblewrap the program
-under ``gamed.reaper`` (its subreaper: nothing it forks outlives it; the program's pid is then
-the first line on stdout).
+``launch_command`` gives the (executable, argv) for ``spawnProcess`` that set the limits, make
+the program (or bubblewrap) the leader of a new session, ask for SIGKILL when the daemon dies,
+restore the signals Python ignores, set umask 077 and exec bubblewrap with the program (no network,
+the system read-only, its own /tmp and process namespace, only its working directory writable),
+or without bubblewrap the program under a reaper (its subreaper: nothing it forks outlives it;
+the program's pid is then the first line on stdout). Three ways, cheapest first: without
+bubblewrap the native reaper (``gamed-reaper``, gamed/hosting/reaper.c) does it all itself; else
+util-linux's prlimit, setpriv and setsid with the shell (the quick start); else a bare Python
+interpreter (``-I -S``) running ``_LAUNCHER``, and ``gamed.reaper`` in Python. A Python start-up
+costs some 20 ms of CPU, most of a fast bot's game (docs/performance.md, "Hosted bots").
 """
 
 from __future__ import annotations
