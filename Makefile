@@ -17,12 +17,14 @@ endif
 .PHONY: all run test unit integration bench bench-clocks examples check-python clean distclean
 all: $(VENV)/.installed examples
 
-# Everything written in C: the Stratego example AI (used by the benchmark), and the Connect Four
+# Everything written in C: the Stratego example AI (used by the benchmark), the example hosted bots,
+# the hosted programs' native reaper (gamed/hosting/gamed-reaper, else gamed.reaper is used), and the Connect Four
 # example engine and perfect-play solver, installed in the engines folder (engines/<name>/engine.so),
 # the solver with its opening book from the bitbully-databases package installed in .venv.
 examples: $(VENV)/.installed
 	$(MAKE) --no-print-directory -C examples/stratego
 	$(MAKE) --no-print-directory -C examples/bots
+	$(CC) -O2 -Wall -Wextra -o gamed/hosting/gamed-reaper gamed/hosting/reaper.c
 	$(MAKE) --no-print-directory -C gamed/connect4/native install ENGINES_DIR=$(CURDIR)/engines PYTHON=$(CURDIR)/$(BIN)/python
 
 check-python:
@@ -73,6 +75,8 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/textline_held.py
 	$(BIN)/python bench/attack_load.py --short
 	$(BIN)/python bench/accounts_verify.py
+	$(BIN)/python bench/confidence_ranking.py
+	$(BIN)/python bench/hosted_games.py
 
 # What the clocks cost (issue 15): plain vs clock side by side, about 2.5 minutes; not in `make bench`.
 # It runs the work tree's gamed (PYTHONPATH), so the venv need not hold the newest install.

@@ -37,6 +37,7 @@ def executable_file(path: str) -> bool:
 
 _SETSID = next((p for p in ("/usr/bin/setsid", "/bin/setsid") if executable_file(p)), None)
 _SETPRIV = next((p for p in ("/usr/bin/setpriv", "/bin/setpriv") if executable_file(p)), None)
+SETSID, SETPRIV = _SETSID, _SETPRIV  # util-linux's setsid and setpriv where installed (None if not)
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -71,6 +72,9 @@ def _exact_path(given: str, cwd: str | None) -> str:
     made absolute when the program runs in ``cwd``."""
     path = given if "/" in given else "./" + given
     return os.path.abspath(path) if cwd is not None else path
+
+
+exact_path = _exact_path  # (for gamed.hosting.sandbox's native reaper)
 
 
 def reaper_command(argv: list[str], cwd: str | None = None) -> tuple[str, list[str]]:

@@ -155,7 +155,7 @@ class HostedProgram(ProcessProtocol):
             self.spec.argv, self.workdir, self.spec.limits, self.isolation, self.env, network=self.network
         )
         try:
-            reactor.spawnProcess(self, executable, args, env=self.env, path=self.workdir)
+            reactor.spawnProcess(self, executable, args, env=self.env, path=sandbox.spawn_directory(self.workdir, self.isolation))
         except (OSError, error.ProcessExitedAlready) as e:
             self.trouble = Trouble(Fault.START, f"cannot start {self.spec.argv[0]}: {e}")
             self._finish(None)

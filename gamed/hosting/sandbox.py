@@ -2,13 +2,16 @@
 resource limits, a minimal environment, and bubblewrap's namespaces where the machine has it.
 
 ``Isolation.detect`` runs once at start-up and says what this machine offers (the daemon logs it);
-``launch_command`` gives the (executable, argv) for ``spawnProcess``: a bare Python interpreter
-(``-I -S``: no site, no environment) running ``_LAUNCHER``, which sets the limits, becomes the
-leader of a new session, asks for SIGKILL when the daemon dies, restores the signals Python
-ignores, and execs bubblewrap with the program (no network, the system read-only, its own /tmp
-and process namespace, only its working directory writable), or without bubblewrap the program
-under ``gamed.reaper`` (its subreaper: nothing it forks outlives it; the program's pid is then
-the first line on stdout).
+``launch_command`` gives the (executable, argv) for ``spawnProcess`` that set the limits, make
+the program (or bubblewrap) the leader of a new session, ask for SIGKILL when the daemon dies,
+restore the signals Python ignores, set umask 077 and exec bubblewrap with the program (no network,
+the system read-only, its own /tmp and process namespace, only its working directory writable),
+or without bubblewrap the program under a reaper (its subreaper: nothing it forks outlives it;
+the program's pid is then the first line on stdout). Three ways, cheapest first: without
+bubblewrap the native reaper (``gamed-reaper``, gamed/hosting/reaper.c) does it all itself; else
+util-linux's prlimit, setpriv and setsid with the shell (the quick start); else a bare Python
+interpreter (``-I -S``) running ``_LAUNCHER``, and ``gamed.reaper`` in Python. A Python start-up
+costs some 20 ms of CPU, most of a fast bot's game (docs/performance.md, "Hosted bots").
 """
 
 from __future__ import annotations
@@ -48,6 +51,28 @@ _LAUNCHER = (
     " sys.stderr.write('cannot execute %s: %s\\n'%(sys.argv[3],e.strerror))\n"
     " os._exit(127)\n"
 )
+
+# The quick start: the same steps as _LAUNCHER with small programs of util-linux and the shell
+# instead of a Python interpreter, whose start-up (about 20 ms of CPU with ctypes) would be most
+# of a fast bot's game (bench/hosted_games.py). prlimit sets the limits and execs setpriv, which
+# sets SIGKILL as the death signal (it survives the execs that follow) and execs the shell, which
+# sets the umask, exits 1 if the daemon died before the death signal was set, and execs setsid.
+# Twisted's spawnProcess already gives the child the default disposition of every signal Python
+# ignores (SIGPIPE, SIGXFSZ). Without any of these programs the Python launcher does it all.
+_PRLIMIT = shutil.which("prlimit") or ""
+_SETPRIV = children.SETPRIV or ""
+_SETSID = children.SETSID or ""
+_SH = "/bin/sh" if os.access("/bin/sh", os.X_OK) else ""
+_QUICK_START = all((_PRLIMIT, _SETPRIV, _SETSID, _SH))
+_SH_START = 'umask 077; [ "$PPID" = "$1" ] || exit 1; cd "$2" || exit 127; shift 2; exec "$@"'
+_PRLIMIT_OPTIONS = {
+    "RLIMIT_CPU": "--cpu",
+    "RLIMIT_AS": "--as",
+    "RLIMIT_NOFILE": "--nofile",
+    "RLIMIT_FSIZE": "--fsize",
+    "RLIMIT_CORE": "--core",
+    "RLIMIT_NPROC": "--nproc",
+}
 
 
 def rlimits(limits: BotLimits, root: bool | None = None) -> dict[str, tuple[int, int]]:
@@ -146,7 +171,6 @@ def launch_command(
 ) -> tuple[str, list[str]]:
     """(executable, args) for ``spawnProcess`` that run ``argv`` in ``workdir`` as the sandbox
     says. ``network``: keep the network (a bot that connects to the daemon itself)."""
-    limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
     if isolation.bwrap:
         base = [a for a in _BWRAP_BASE if not (network and a == "--unshare-net")]
         program = [
@@ -158,11 +182,52 @@ def launch_command(
             *[x for key, value in sorted(env.items()) for x in ("--setenv", key, value)],
             "--", *argv,
         ]
+    elif _native_reaper():
+        # The native reaper is its own launcher: one exec, and Twisted's posix_spawn (no path).
+        limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
+        start = [NATIVE_REAPER, "--start", limit_text, workdir, str(os.getpid())]
+        return NATIVE_REAPER, [*start, children.exact_path(argv[0], workdir), *argv]
     else:
         # Without a process namespace, gamed.reaper is the program's parent and subreaper: what
         # the program forks, even into a session of its own, ends with it.
-        _, program = children.reaper_command(list(argv), workdir)
+        program = children.reaper_command(list(argv), workdir)[1]
+    if _QUICK_START:
+        return _PRLIMIT, [_PRLIMIT, *_prlimit_options(limits), "--", *_quick_start(program, workdir)]
+    limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
     return _PYTHON, [_PYTHON, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), limit_text, program[0], *program]
+
+
+def _prlimit_options(limits: BotLimits) -> list[str]:
+    return [f"{_PRLIMIT_OPTIONS[name]}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items()]
+
+
+def _quick_start(program: list[str], workdir: str) -> list[str]:
+    """What follows prlimit in the quick start: setpriv sets the death signal, the shell sets the
+    umask, checks that the daemon is still its parent and changes to the working directory, setsid
+    makes the program (bubblewrap or the reaper) a session leader (it is no group leader, so
+    setsid does not fork)."""
+    return [
+        _SETPRIV, "--pdeathsig", "KILL", "--",
+        _SH, "-c", _SH_START, "sh", str(os.getpid()), workdir,
+        _SETSID, "--", *program,
+    ]
+
+
+# gamed-reaper (gamed/hosting/reaper.c, built beside this module by `make examples`): the same
+# reaper as gamed.reaper without a Python interpreter's start-up; gamed.reaper where it is not built.
+NATIVE_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gamed-reaper")
+
+
+def _native_reaper() -> bool:
+    return children.executable_file(NATIVE_REAPER)
+
+
+def spawn_directory(workdir: str, isolation: Isolation) -> str | None:
+    """The ``path`` to give ``spawnProcess`` for a program that runs in ``workdir``: None when
+    its start changes directory itself (the quick start, the native reaper), so that Twisted can
+    start it with posix_spawn instead of forking the daemon (a fork copies the daemon's page
+    tables: milliseconds of its CPU per program)."""
+    return None if _QUICK_START or (not isolation.bwrap and _native_reaper()) else workdir
 
 
 def bwrap_signal(exit_code: int | None, isolated: bool) -> int | None:

@@ -1,0 +1,240 @@
+/* gamed-reaper: the parent and subreaper of one hosted program, in C, for the programs the daemon
+ * hosts without bubblewrap (docs/hosting.md, "The sandbox"). It does what gamed/reaper.py does,
+ * without the ~20 ms of CPU a Python interpreter takes to start (most of a fast bot's game; see
+ * docs/performance.md, "Hosted bots: hosting vs TCP"); the daemon uses it when it has been built
+ * (`make examples`), else gamed.reaper.
+ *
+ * Usage: gamed-reaper [--start LIMITS DIRECTORY] DAEMON_PID PATH ARGV...
+ *
+ * With --start it is also the launcher (what gamed.hosting.sandbox's Python launcher or its
+ * util-linux chain does before the reaper): it becomes the leader of a new session, sets the
+ * resource limits LIMITS ("RLIMIT_CPU=SOFT:HARD,RLIMIT_AS=...", as the launcher's), umask 077,
+ * and changes to DIRECTORY, so that a hosted program costs one exec of it and one fork.
+ *
+ * - a process group of its own and a child subreaper (PR_SET_CHILD_SUBREAPER): everything the
+ *   program forks stays in its tree, even after a double fork or setsid();
+ * - SIGTERM as its parent death signal, exit 1 if the daemon is already gone;
+ * - forks the program as the leader of a new session with SIGKILL as its death signal, the signal
+ *   mask it was given and SIGPIPE and SIGXFSZ at their defaults; the child writes its pid and a
+ *   newline on stdout first, then execs PATH with ARGV (no PATH search); "cannot execute" on
+ *   stderr and status 127 if it cannot;
+ * - closes its own stdin and stdout (the daemon talks to the program through them directly);
+ * - waits in poll on a pidfd of the program and a signalfd of SIGTERM, SIGHUP, SIGINT, SIGQUIT
+ *   (any of them SIGKILLs the program's whole tree), reaping ended orphans at every wake-up and
+ *   at least once a second;
+ * - when the program has exited, SIGKILLs and reaps every descendant left (for at most 2 s) and
+ *   ends as the program did: the same exit status, or death by the same signal (no core file).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+static void say(const char *what, const char *path)
+{
+    char text[4096];
+    int n = snprintf(text, sizeof text, "gamed reaper: %s '%s': %s\n", what, path, strerror(errno));
+    if (n > 0 && write(2, text, (size_t)n) < 0)
+        _exit(127);
+}
+
+/* The children of pid (from /proc/PID/task/TID/children) appended to out; the new count. */
+static size_t children_of(pid_t pid, pid_t *out, size_t count, size_t room)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return count;
+    struct dirent *task;
+    while ((task = readdir(tasks))) {
+        if (task->d_name[0] == '.')
+            continue;
+        char file[320];
+        snprintf(file, sizeof file, "/proc/%d/task/%s/children", (int)pid, task->d_name);
+        FILE *f = fopen(file, "r");
+        if (!f)
+            continue;
+        int child;
+        while (count < room && fscanf(f, "%d", &child) == 1)
+            out[count++] = child;
+        fclose(f);
+    }
+    closedir(tasks);
+    return count;
+}
+
+/* SIGKILL every descendant of this process; how many were found. */
+static size_t kill_descendants(void)
+{
+    enum { ROOM = 4096 };
+    static pid_t tree[ROOM];
+    size_t count = children_of(getpid(), tree, 0, ROOM);
+    for (size_t i = 0; i < count; i++)
+        count = children_of(tree[i], tree, count, ROOM);
+    for (size_t i = 0; i < count; i++)
+        kill(tree[i], SIGKILL);
+    return count;
+}
+
+/* Reap every child that has ended; sets *status (and returns 1) if the program was among them. */
+static int reap_ended(pid_t program, siginfo_t *status)
+{
+    int found = 0;
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
+            return found;
+        if (info.si_pid == program) {
+            *status = info;
+            found = 1;
+        }
+    }
+}
+
+static const struct {
+    const char *name;
+    int resource;
+} LIMITS[] = {
+    {"RLIMIT_CPU", RLIMIT_CPU}, {"RLIMIT_AS", RLIMIT_AS}, {"RLIMIT_NOFILE", RLIMIT_NOFILE},
+    {"RLIMIT_FSIZE", RLIMIT_FSIZE}, {"RLIMIT_CORE", RLIMIT_CORE}, {"RLIMIT_NPROC", RLIMIT_NPROC},
+};
+
+/* The launcher's part: session, limits, umask, working directory; 0, or -1 with errno set. */
+static int start(char *limits, const char *directory)
+{
+    setsid(); /* (the spawned process is no group leader: it cannot fail) */
+    for (char *item = strtok(limits, ","); item; item = strtok(NULL, ",")) {
+        char name[32];
+        unsigned long long soft, hard;
+        if (sscanf(item, "%31[^=]=%llu:%llu", name, &soft, &hard) != 3)
+            continue;
+        for (size_t i = 0; i < sizeof LIMITS / sizeof LIMITS[0]; i++)
+            if (strcmp(name, LIMITS[i].name) == 0) {
+                struct rlimit value = {(rlim_t)soft, (rlim_t)hard};
+                setrlimit(LIMITS[i].resource, &value); /* (as the launcher: a refused one is skipped) */
+            }
+    }
+    umask(077);
+    return chdir(directory);
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && strcmp(argv[1], "--start") == 0) {
+        if (start(argv[2], argv[3]) != 0) {
+            say("cannot change to", argv[3]);
+            _exit(127);
+        }
+        argv += 3;
+        argc -= 3;
+    }
+    if (argc < 4) {
+        fprintf(stderr, "usage: gamed-reaper [--start LIMITS DIRECTORY] DAEMON_PID PATH ARGV...\n");
+        return 2;
+    }
+    pid_t daemon = (pid_t)atoi(argv[1]);
+    const char *path = argv[2];
+    sigset_t ending, given;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &ending, &given);
+    signal(SIGCHLD, SIG_DFL);
+    setpgid(0, 0); /* (fails harmlessly when it leads a session already) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+    if (getppid() != daemon) /* the daemon died before the death signal was set */
+        _exit(1);
+    pid_t reaper = getpid();
+    pid_t program = fork();
+    if (program < 0) {
+        say("cannot fork", path);
+        _exit(127);
+    }
+    if (program == 0) {
+        sigprocmask(SIG_SETMASK, &given, NULL);
+        setsid();
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != reaper)
+            _exit(1);
+        char line[32];
+        int n = snprintf(line, sizeof line, "%d\n", (int)getpid());
+        if (write(1, line, (size_t)n) != n)
+            _exit(1);
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGXFSZ, SIG_DFL);
+        execv(path, argv + 3);
+        say("cannot execute", path);
+        _exit(127);
+    }
+    close(0);
+    close(1);
+    int signals = signalfd(-1, &ending, SFD_CLOEXEC | SFD_NONBLOCK);
+    int pidfd = (int)syscall(SYS_pidfd_open, program, 0);
+    struct pollfd fds[2] = {{signals, POLLIN, 0}, {pidfd, POLLIN, 0}};
+    int every = pidfd >= 0 ? 1000 : 50; /* ms: orphans reaped at least this often */
+    siginfo_t status;
+    memset(&status, 0, sizeof status);
+    int ended = 0;
+    while (!reap_ended(program, &status)) {
+        if (poll(fds, pidfd >= 0 ? 2 : 1, every) > 0 && (fds[0].revents & POLLIN)) {
+            struct signalfd_siginfo info;
+            while (read(signals, &info, sizeof info) == (ssize_t)sizeof info)
+                ;
+            if (!ended) {
+                ended = 1;
+                kill_descendants();
+            }
+        }
+    }
+    double until = now() + 2.0;
+    for (;;) {
+        size_t found = kill_descendants();
+        siginfo_t ignored;
+        reap_ended(-1, &ignored);
+        if (found == 0 || now() >= until)
+            break;
+        usleep(2000);
+    }
+    if (status.si_code == CLD_EXITED)
+        _exit(status.si_status);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* no core file of the reaper's own */
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    int sig = status.si_status;
+    signal(sig, SIG_DFL);
+    sigset_t just;
+    sigemptyset(&just);
+    sigaddset(&just, sig);
+    sigprocmask(SIG_UNBLOCK, &just, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+}
