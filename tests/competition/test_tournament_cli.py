@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from tests.hosting.test_hosted_games import programs_with
 from tests.procs import wait_gone
 
 pytestmark = pytest.mark.integration
@@ -53,19 +54,6 @@ def finished_games(db: pathlib.Path) -> dict[int, tuple]:
         except sqlite3.OperationalError:  # not migrated yet
             return {}
     return {n: (seats, scores, match_id) for n, seats, scores, match_id in rows}
-
-
-def programs_with(marker: str) -> list[int]:
-    out = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/cmdline", "rb") as f:
-                    if marker.encode() in f.read():
-                        out.append(int(name))
-            except OSError:
-                pass
-    return out
 
 
 def test_a_round_robin_runs_to_its_standings_and_the_reading_commands_show_it(tmp_path):
