@@ -153,15 +153,16 @@ _BWRAP_BASE = (
 
 def _hidden_by_tmp(argv: tuple[str, ...]) -> list[str]:
     """The folders the sandbox's own /tmp would hide from the command: for every argument that
-    is an absolute path under /tmp, the folder itself or a file's folder (its neighbours, e.g. a
-    script's modules, come along), read-only."""
+    is an absolute path under /tmp, the top folder under /tmp that holds it (``/tmp/x`` of
+    ``/tmp/x/venv/bin/python``: an interpreter needs its whole environment, a script its
+    modules), read-only."""
     seen: list[str] = []
     for arg in argv:
         if not arg.startswith("/tmp/") or not os.path.exists(arg):
             continue
-        folder = arg if os.path.isdir(arg) else os.path.dirname(arg)
-        if folder != "/tmp" and folder not in seen:
-            seen.append(folder)
+        top = "/tmp/" + arg[len("/tmp/"):].split("/", 1)[0]
+        if top != "/tmp/" and top not in seen:
+            seen.append(top)
     return seen
 
 
