@@ -271,6 +271,16 @@ class _Fixed(Format):
 
     schedule: list[Game]
 
+    def __init__(self, bots: Sequence[str], rounds: int = 2, confidence: float = 0.95):
+        self.bots = _bots(bots)
+        self.rounds = _rounds(rounds)
+        self.confidence = _confidence(confidence)
+        self.schedule = _fixed_schedule(self.matchups(), self.rounds)
+
+    def matchups(self) -> list[tuple[str, str]]:
+        """The pairs of bots that play, in the order of each round."""
+        raise NotImplementedError
+
     def plan(self, games: Sequence[Game], played: Mapping[int, Played], room: int) -> list[Game]:
         return [g for g in self.schedule if g.number > len(games)]
 
@@ -284,12 +294,8 @@ class _Fixed(Format):
 class RoundRobin(_Fixed):
     kind = "round-robin"
 
-    def __init__(self, bots: Sequence[str], rounds: int = 2, confidence: float = 0.95):
-        self.bots = _bots(bots)
-        self.rounds = _rounds(rounds)
-        self.confidence = _confidence(confidence)
-        matchups = [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1:]]
-        self.schedule = _fixed_schedule(matchups, self.rounds)
+    def matchups(self) -> list[tuple[str, str]]:
+        return [(a, b) for i, a in enumerate(self.bots) for b in self.bots[i + 1:]]
 
     def describe(self) -> str:
         return f"round robin of {len(self.bots)} bots, {self.rounds} games per matchup, {len(self.schedule)} games"
@@ -298,12 +304,8 @@ class RoundRobin(_Fixed):
 class Gauntlet(_Fixed):
     kind = "gauntlet"
 
-    def __init__(self, bots: Sequence[str], rounds: int = 2, confidence: float = 0.95):
-        self.bots = _bots(bots)
-        self.rounds = _rounds(rounds)
-        self.confidence = _confidence(confidence)
-        challenger = self.bots[0]
-        self.schedule = _fixed_schedule([(challenger, other) for other in self.bots[1:]], self.rounds)
+    def matchups(self) -> list[tuple[str, str]]:
+        return [(self.bots[0], other) for other in self.bots[1:]]
 
     def describe(self) -> str:
         return f"gauntlet of {self.bots[0]} against {len(self.bots) - 1} bots, {self.rounds} games each, {len(self.schedule)} games"
