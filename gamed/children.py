@@ -277,28 +277,37 @@ def _signal_same(pid: int, started: int, sig: int) -> bool:
     return True
 
 
-def _zombie_parent(pid: int) -> int | None:
-    """The parent of ``pid`` if it is a zombie (ended, not reaped yet), else None."""
+def zombie_of_mine(pid: int, started: int | None = None) -> bool:
+    """True when ``pid`` is a zombie child of this process (that started at ``started``, if given)."""
     fields = _stat_fields(pid)
-    return int(fields[1]) if fields is not None and fields[0] == b"Z" else None
+    if fields is None or fields[0] != b"Z" or int(fields[1]) != os.getpid():
+        return False
+    return not started or int(fields[19]) == started
 
 
-def reap(pids) -> set[int]:
+def reap(pids):
     """Reap those of ``pids`` that have ended as our children; the ones still there (not ended
     yet, or not re-parented to us yet: a subreaper adopts them when their parent dies). Only a
     zombie of ours is waited for, so that a pid meanwhile reused by another child is never reaped
-    behind the reactor's back."""
+    behind the reactor's back; given ``{pid: start time}`` (as ``process_tree`` gives), only a
+    zombie that still is the process that started then (a number reused by a child the reactor
+    spawned meanwhile is left alone, and is not "still there"), and the ones left come back as
+    such a dict too."""
     me = os.getpid()
-    left = set()
+    started = pids if isinstance(pids, dict) else {}
+    left: set[int] = set()
     for pid in pids:
-        if _zombie_parent(pid) == me:
+        fields = _stat_fields(pid)
+        if started and (fields is None or int(fields[19]) != started[pid]):
+            continue  # gone, or another process with its number
+        if fields is not None and fields[0] == b"Z" and int(fields[1]) == me:
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 pass
         if os.path.exists(f"/proc/{pid}"):
             left.add(pid)
-    return left
+    return {pid: started[pid] for pid in left} if started else left
 
 
 def end_children(deadline: float = 2.0, spare: dict[int, int] | None = None) -> int:

@@ -35,6 +35,8 @@ from gamed.hosting.spec import KIB, MIB, BotSpec
 WATCH_EVERY = 0.2  # seconds between the watchdog's looks at the program's tree
 DISK_EVERY = 5  # ... and every this many looks, at its working directory
 _DISK_ENTRIES = 20_000  # at most this many files are counted (a program cannot make the look slow)
+LOST_AFTER = 1.0  # seconds a program's pid may be gone (its exit not reported to us) before it is ended
+HELD_OPEN = 2.0  # seconds after its exit that its pipes may stay open (an escaped process holds them)
 STDERR_KEPT = 4 * KIB  # the end of its stderr, kept for the log and the fault
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -138,6 +140,9 @@ class HostedProgram(ProcessProtocol):
         self._watch: LoopingCall | None = None
         self._looks = 0
         self._kill_call = None
+        self._held_call = None
+        self._started_at: int | None = None  # the kernel's start time of its pid (a reused pid is not it)
+        self._gone_since: float | None = None
         self._connected = False
         self.ended_at: float | None = None
         self._exit: Failure | None = None
@@ -162,7 +167,8 @@ class HostedProgram(ProcessProtocol):
 
     def connectionMade(self) -> None:  # noqa: N802
         self.pid = self.transport.pid
-        self._tree = {self.pid: 0}
+        self._tree = children.process_tree(self.pid) or {self.pid: 0}
+        self._started_at = self._tree.get(self.pid)
         self._watch = LoopingCall(self._look)
         self._watch.clock = self.clock
         self._watch.start(WATCH_EVERY, now=False)
@@ -239,6 +245,9 @@ class HostedProgram(ProcessProtocol):
         if self.done or self.pid is None:
             return
         tree = children.process_tree(self.pid)
+        if self._exit is None and not self._is_mine(tree):
+            self._maybe_lost()
+            return
         self._tree.update(tree)
         limits = self.spec.limits
         memory, cpu = 0, 0.0
@@ -257,6 +266,49 @@ class HostedProgram(ProcessProtocol):
             used = disk_usage(self.workdir)
             if used > limits.disk:
                 self.kill(Trouble(Fault.OUTPUT, f"put {_size(used)} in its working directory, more than its {_size(limits.disk)}"))
+
+    def _is_mine(self, tree: dict[int, int]) -> bool:
+        """True while its pid is there (a zombie too) and still the process we started."""
+        if self.pid in tree:
+            return self._started_at in (None, 0) or tree[self.pid] == self._started_at
+        return children.zombie_of_mine(self.pid, self._started_at)
+
+    def _maybe_lost(self) -> None:
+        """Its pid is gone, yet the reactor has not told of its exit: something else in this
+        process reaped it (its exit status is lost). After LOST_AFTER seconds it is ended here, so
+        that its game does not wait for it for ever."""
+        now = self.clock.seconds()
+        if self._gone_since is None:
+            self._gone_since = now
+            return
+        if now - self._gone_since < LOST_AFTER:
+            return
+        self._log.warn("bot {bot} (pid {pid}) is gone without an exit status: ended", bot=self.spec.name, pid=self.pid)
+        self._abandon()
+        self._finish(None)
+
+    def _abandon(self) -> None:
+        """Stop waiting for the reactor's news of it: no reaping of its pid, our ends of its pipes closed."""
+        from twisted.internet import process as _process
+
+        try:
+            _process.unregisterReapProcessHandler(self.pid, self.transport)
+        except Exception:
+            pass
+        try:
+            self.transport.loseConnection()
+        except Exception:
+            pass
+
+    def _pipes_held(self) -> None:
+        """Its exit came, its pipes stay open: a process it left behind holds them. Close ours."""
+        self._held_call = None
+        if not self.done:
+            self._log.warn("bot {bot} (pid {pid}) ended but its pipes stay open: closing them", bot=self.spec.name, pid=self.pid)
+            try:
+                self.transport.loseConnection()
+            except Exception:
+                pass
 
     def cancel(self) -> None:
         """End it now, whether it has started or not (a program never started just ends)."""
@@ -303,6 +355,8 @@ class HostedProgram(ProcessProtocol):
         if self.pid is not None:
             self._tree.update(children.process_tree(self.pid, include_root=False))
             children.end_processes({p: t for p, t in self._tree.items() if p != self.pid})
+        if not self.done and self._held_call is None:
+            self._held_call = self.clock.callLater(HELD_OPEN, self._pipes_held)
 
     def processEnded(self, reason: Failure) -> None:  # noqa: N802
         self._finish(reason)
@@ -314,12 +368,19 @@ class HostedProgram(ProcessProtocol):
         self.ended_at = self.clock.seconds()
         if self._watch is not None and self._watch.running:
             self._watch.stop()
-        if self._kill_call is not None and self._kill_call.active():
-            self._kill_call.cancel()
+        for call in (self._kill_call, self._held_call):
+            if call is not None and call.active():
+                call.cancel()
         if self.pid is not None:
             # Whatever it left behind goes with it (a forked child outside its group, a daemon).
             self._tree.update(children.process_tree(self.pid, include_root=False))
-            children.end_processes({p: t for p, t in self._tree.items() if p != self.pid})
+            left = {p: t for p, t in self._tree.items() if p != self.pid}
+            children.end_processes(left)
+            # A daemon that is a subreaper (Stratego's AIs make it one) adopts what the program
+            # leaves (bubblewrap's own init): reap those now and once more a moment later.
+            left = children.reap(left)
+            if left:
+                self.clock.callLater(WATCH_EVERY * 5, children.reap, left)
         trouble = self.trouble
         if trouble is None and reason is not None and not self.stopped:
             trouble = self._judge(reason.value)

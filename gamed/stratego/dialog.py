@@ -90,7 +90,7 @@ class ProgramDialog:
         self._kill_timer = None
         self._reap_deadline = 0.0
         self._tree: dict[int, int] = {}  # every process of the program seen so far: {pid: start}
-        self._escaped: set[int] = set()  # killed members of the tree outside the group, to reap
+        self._escaped: dict[int, int] = {}  # killed members of the tree outside the group, to reap
         self._next_look = 0.0
 
         self.argv = resolve_program(argument)
@@ -308,7 +308,7 @@ class ProgramDialog:
             pass  # the group is empty (or its leader has not made it yet)
         if signum == signal.SIGKILL:
             self._look()
-            self._escaped |= set(children.end_processes(self._tree)) - {self._pid}
+            self._escaped.update((p, t) for p, t in children.end_processes(self._tree).items() if p != self._pid)
 
     def _grace_over(self) -> None:
         self._kill_timer = None

@@ -287,7 +287,7 @@ class ProgramSeat(ProgramDialog):
             return
         _log.warn("{name}: its reaper did not end within {limit} s: killed", name=self.name, limit=REAP_LIMIT)
         tree = children.process_tree(self._reaper)
-        self._escaped |= set(children.end_processes(tree)) - {self._reaper, self._pid}
+        self._escaped.update((p, t) for p, t in children.end_processes(tree).items() if p not in (self._reaper, self._pid))
 
     def _group_reaped(self) -> None:
         if not self._has_ended:

@@ -151,3 +151,26 @@ async def test_a_bot_that_never_takes_its_seat_is_a_start_fault(tmp_path, c_bots
     assert not result.played
     assert result.faults[0].fault is Fault.START and "did not take its seat" in result.faults[0].text()
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_a_program_whose_exit_another_part_of_the_daemon_reaped_still_ends(tmp_path, isolation):
+    # Something else in the daemon waits for the program's pid (a stray waitpid, a reused pid's
+    # group): the reactor never hears of its exit, yet the program ends, and its game with it.
+    from gamed.hosting.process import HostedProgram
+
+    spec = bot("sleeper", "kalaha", f"{PY} -c 'import time; time.sleep(60)' {tmp_path}")
+    program = HostedProgram(spec, str(tmp_path), Isolation.detect(isolation), reactor)
+    program.start(reactor)
+    assert program.pid is not None
+    os.kill(program.pid, 9)
+    os.waitpid(program.pid, 0)  # taken before the reactor's SIGCHLD handler can run
+    guard = reactor.callLater(30, program.ended.cancel)
+    try:
+        trouble = await program.ended
+    finally:
+        if guard.active():
+            guard.cancel()
+    assert program.done and trouble is None
+    assert wait_gone(programs_with(str(tmp_path))) == []
