@@ -17,7 +17,8 @@ import signal
 import sys
 from typing import Any
 
-from gamed.competition.director import Director, Report, report
+from gamed.competition.director import Director, Report
+from gamed.competition.view import export_data, stored_report
 from gamed.competition.formats import FormatError, make_format
 from gamed.competition.store import TournamentError, TournamentStore
 
@@ -105,52 +106,6 @@ def standings_text(r: Report) -> str:
     if r.match is not None:
         lines.append(progress_line(r).split(": ", 1)[1])
     return "\n".join(lines)
-
-
-def export_data(stored: Any, r: Report) -> dict:
-    return {
-        "name": stored.name, "game": stored.game, "format": stored.format, "definition": stored.spec,
-        "description": r.description, "state": stored.state, "created": stored.created, "finished": stored.finished,
-        "games": [
-            {
-                "number": g.number, "pair": g.pair, "seats": list(g.seats), "opening": g.opening,
-                **(
-                    {
-                        "scores": list(p.scores), "reason": p.reason, "outcome": p.outcome, "faults": list(p.faults),
-                        "match_id": p.match_id,
-                    }
-                    if (p := stored.played.get(g.number)) is not None else {"scores": None}
-                ),
-            }
-            for g in stored.games
-        ],
-        "standings": [
-            {
-                "rank": s.rank, "bot": s.bot, "points": s.points, "games": s.games, "wins": s.wins, "draws": s.draws,
-                "losses": s.losses, "rating": s.rating if math.isfinite(s.low) else None,
-                "low": s.low if math.isfinite(s.low) else None, "high": s.high if math.isfinite(s.high) else None,
-                "faults": s.faults,
-            }
-            for s in r.standings
-        ],
-        "match": None if r.match is None else {
-            "first": r.match.first, "second": r.match.second, "wins": r.match.wins, "draws": r.match.draws,
-            "losses": r.match.losses, "pentanomial": list(r.match.pentanomial), "elo": _finite(r.match.elo),
-            "low": _finite(r.match.low), "high": _finite(r.match.high), "los": r.match.los, "llr": r.match.llr,
-            "lower": r.match.lower, "upper": r.match.upper, "decision": r.match.decision,
-        },
-        "llr_curve": list(r.curve),
-    }
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def stored_report(stored: Any) -> Report:
-    """The report of a stored tournament from what it stores (its format rebuilt from its spec)."""
-    fmt = make_format(stored.format, stored.spec["bots"], stored.spec["options"])
-    return report(stored, fmt)
 
 
 # --- actions ------------------------------------------------------------------------------------

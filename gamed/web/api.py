@@ -25,6 +25,8 @@ from zope.interface import implementer
 
 from gamed import __version__
 from gamed.observers import ILiveViewer, LiveHub, event_frame
+from gamed.competition import view
+from gamed.competition.store import TournamentError, TournamentStore
 from gamed import registry
 from gamed.identity import LoginError, Refusal
 from gamed.names import valid_name
@@ -275,6 +277,18 @@ class ApiResource(resource.Resource):
                 if self.store is None or not name or len(name) > MAX_NAME or not name.isprintable():
                     return _not_found(request, missing + (" (no records are kept)" if self.store is None else ""))
                 return self._later(request, self.store.player(name, limit, played), lambda p: p, missing)
+            case ["tournaments"]:
+                if self.store is None:
+                    return write_json(request, {"tournaments": []})
+                d = TournamentStore(self.store, None).names()
+                return self._later(request, d, lambda rows: {"tournaments": [view.summary(*row) for row in rows]})
+            case ["tournaments", name]:
+                missing = f"no tournament named {name[:MAX_NAME]}"
+                if self.store is None or not name or len(name) > MAX_NAME or not name.isprintable():
+                    return _not_found(request, missing + (" (no records are kept)" if self.store is None else ""))
+                d = TournamentStore(self.store, None).load(name)
+                d.addCallbacks(lambda stored: view.export_data(stored, view.stored_report(stored)), _no_tournament)
+                return self._later(request, d, lambda t: t, missing)
             case ["matches", match_id]:
                 number = parse_number(match_id)
                 shown = match_id[:40]
@@ -391,6 +405,11 @@ def _game_json(game: registry.IGame) -> dict:
     """A registered game for ``/api/server``: what the pages list and how they draw it."""
     fewest, most = game.seats
     return {"name": game.name, "title": game.title, "seats": [fewest, most], "board": game.board or None}
+
+
+def _no_tournament(failure: Failure) -> None:
+    failure.trap(TournamentError)
+    return None
 
 
 def _not_found(request: server.Request, message: str) -> bytes:

@@ -424,3 +424,48 @@ async def test_api_me_logs_in_with_an_account_token_and_refuses_the_rest(tmp_pat
         await web.stopService()
         await port.stopListening()
         await store.close()
+
+
+@pytest_twisted.ensureDeferred
+async def test_tournaments_list_and_one_sprt_match_with_its_curve_crosstable_and_games(recorded):
+    from gamed.competition.formats import Played, make_format
+    from gamed.competition.store import TournamentStore
+
+    code, body = await get_json(recorded.url + "/api/tournaments")
+    assert code == 200 and body == {"tournaments": []}
+    tournaments = TournamentStore(recorded.hub.store, reactor)
+    spec = {"bots": ["new", "old"], "options": {"elo0": 0.0, "elo1": 20.0}}
+    stored = await tournaments.open("tune", "kalaha", "sprt", spec)
+    fmt = make_format("sprt", spec["bots"], spec["options"])
+    games = fmt.plan([], {}, 2)
+    await tournaments.schedule(stored.id, games)
+    # the first pair: "new" wins both colours; the second pair is still in play
+    for game in games[:2]:
+        scores = (1.0, 0.0) if game.seats[0] == "new" else (0.0, 1.0)
+        await tournaments.finish_game(stored.id, Played(game.number, scores, "end", "new won", match_id=40 + game.number))
+    code, body = await get_json(recorded.url + "/api/tournaments")
+    assert code == 200
+    assert body["tournaments"] == [
+        {"name": "tune", "game": "kalaha", "format": "sprt", "state": body["tournaments"][0]["state"],
+         "scheduled": len(games), "played": 2, "created": body["tournaments"][0]["created"], "finished": None}
+    ]
+    code, one = await get_json(recorded.url + "/api/tournaments/tune")
+    assert code == 200 and one["name"] == "tune" and one["format"] == "sprt"
+    assert one["progress"] == {"scheduled": len(games), "played": 2, "total": None}
+    assert one["crosstable"] == {"new": {"old": [2.0, 2]}, "old": {"new": [0.0, 2]}}
+    assert [s["bot"] for s in one["standings"]] == ["new", "old"]
+    match = one["match"]
+    assert (match["wins"], match["draws"], match["losses"]) == (2, 0, 0) and match["pentanomial"] == [0, 0, 0, 0, 1]
+    assert len(one["llr_curve"]) == 1 and one["llr_curve"][0] == pytest.approx(match["llr"])
+    assert match["lower"] < 0 < match["upper"]
+    played = [g for g in one["games"] if g["scores"] is not None]
+    assert [g["match_id"] for g in played] == [41, 42] and played[0]["opening"] == played[1]["opening"]
+    code, body = await get_json(recorded.url + "/api/tournaments/nothing")
+    assert code == 404 and body == {"error": "no tournament named nothing"}
+
+
+@pytest_twisted.ensureDeferred
+async def test_tournaments_without_records_are_an_empty_list_and_404s(site):
+    assert await get_json(site.url + "/api/tournaments") == (200, {"tournaments": []})
+    code, body = await get_json(site.url + "/api/tournaments/cup")
+    assert code == 404 and body == {"error": "no tournament named cup (no records are kept)"}
