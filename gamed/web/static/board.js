@@ -61,6 +61,18 @@
  *                                              .game .rating .rank .games .wins .draws .losses
  *                  #player-matches tr[data-id] the player's recent matches, newest first; cells
  *                                              .game, .seat, .opponents, .result, .ended
+ *   tournaments.html  #tournaments tr[data-name]  one per tournament, newest first; cells .name
+ *                                              (a[href] to tournament.html?name=<name>), .game,
+ *                                              .format, .state, .games ("played/scheduled")
+ *   tournament.html   #progress, #progress-text  games played of all (or of those scheduled)
+ *                  #standings tr[data-bot]     cells .rank .bot .points .games .wins .draws
+ *                                              .losses .rating ("1620 ± 85", "?" unknown) .faults
+ *                  #crosstable tr[data-bot] td[data-against]  "points/games" against that bot
+ *                  #match-section              two bots: #match-line (W/D/L, pairs, Elo, LOS,
+ *                                              LLR) and svg#llr-curve: polyline.llr[data-pairs],
+ *                                              line.bound.upper, line.bound.lower
+ *                  #tournament-games tr[data-number]  cells .number .pair .opening .seats
+ *                                              .result; a[href] to replay.html?id=<match id>
  *
  * Board renderers (GamedBoard.render(container, game, state)), by the game's board kind (its
  * "board" in /api/server; Combat's is stratego):
@@ -1090,8 +1102,141 @@
     });
   }
 
+  /* ---------- tournaments.html, tournament.html ---------- */
+
+  var SVG = "http://www.w3.org/2000/svg";
+  var REFRESH = 5000;  // ms between looks at a running tournament
+
+  function pageTournaments() {
+    var body = $("tournaments").querySelector("tbody");
+    fetchJSON("api/tournaments").then(function (d) {
+      setStatus("");
+      clear(body);
+      var rows = d.tournaments || [];
+      if (!rows.length) emptyRow(body, 5, "No tournaments yet.");
+      rows.forEach(function (t) {
+        body.appendChild(el("tr", { "data-name": t.name }, [
+          el("td", { class: "name", "data-label": "Tournament" }, [
+            el("a", { href: "tournament.html?name=" + encodeURIComponent(t.name), text: t.name })]),
+          el("td", { class: "game", "data-label": "Game" }, [gameName(t.game)]),
+          el("td", { class: "format", "data-label": "Format", text: t.format }),
+          el("td", { class: "state", "data-label": "State", text: t.state }),
+          el("td", { class: "games", "data-label": "Games", text: t.played + "/" + t.scheduled })
+        ]));
+      });
+    }, function (err) {
+      setStatus("");
+      showError("Cannot load the tournaments: " + err.message + ".");
+    });
+  }
+
+  function shown(x, digits) {
+    return x === null || x === undefined ? "?" : Number(x).toFixed(digits || 0);
+  }
+
+  /* The LLR after each pair, with the SPRT's two bounds, as an SVG line chart. */
+  function drawCurve(svg, curve, lower, upper) {
+    clear(svg);
+    var w = 600, h = 200, pad = 24;
+    var values = curve.concat([lower || 0, upper || 0, 0]);
+    var top = Math.max.apply(null, values), bottom = Math.min.apply(null, values);
+    if (top === bottom) { top += 1; bottom -= 1; }
+    var n = Math.max(curve.length, 1);
+    function x(i) { return pad + (w - 2 * pad) * i / n; }
+    function y(v) { return pad + (h - 2 * pad) * (top - v) / (top - bottom); }
+    [[upper, "bound upper"], [lower, "bound lower"], [0, "axis"]].forEach(function (b) {
+      if (b[0] === null || b[0] === undefined) return;
+      svg.appendChild(el("line", { _ns: SVG, class: b[1], x1: pad, x2: w - pad, y1: y(b[0]), y2: y(b[0]) }));
+      if (b[1] !== "axis") svg.appendChild(el("text", { _ns: SVG, class: "bound-label", x: w - pad, y: y(b[0]) - 3,
+                                                       "text-anchor": "end", text: b[0].toFixed(2) }));
+    });
+    var points = [x(0) + "," + y(0)];
+    curve.forEach(function (v, i) { points.push(x(i + 1) + "," + y(v)); });
+    svg.appendChild(el("polyline", { _ns: SVG, class: "llr", points: points.join(" "), "data-pairs": curve.length }));
+  }
+
+  function pageTournament() {
+    var name = param("name");
+    if (!name) { showError("No tournament given (tournament.html?name=...)."); setStatus(""); return; }
+    $("title").textContent = name;
+    document.title = name + " \u2014 gamed";
+    function load() {
+      fetchJSON("api/tournaments/" + encodeURIComponent(name)).then(function (t) {
+        setStatus(t.state === "running" ? "Running: refreshed every few seconds." : "");
+        showError("");
+        $("description").textContent = gameName(t.game) + ": " + t.description;
+        var p = t.progress, bar = $("progress");
+        bar.max = p.total || Math.max(p.scheduled, 1);
+        bar.value = p.played;
+        $("progress-text").textContent = p.played + (p.total ? " of " + p.total : " of " + p.scheduled + " scheduled") +
+          " games played, " + t.state;
+        var m = t.match;
+        $("match-section").hidden = !m;
+        if (m) {
+          var line = m.first + " against " + m.second + ": " + m.wins + " won, " + m.draws + " drawn, " +
+            m.losses + " lost; pairs " + m.pentanomial.join("/") + "; Elo " + shown(m.elo, 1) +
+            " (" + shown(m.low, 1) + " to " + shown(m.high, 1) + ", 95 %); LOS " + (m.los * 100).toFixed(1) + " %";
+          if (m.llr !== null && m.llr !== undefined) {
+            line += "; LLR " + m.llr.toFixed(2) + " (" + m.lower.toFixed(2) + ", " + m.upper.toFixed(2) + ")" +
+              (m.decision ? ": " + m.decision : "");
+          }
+          $("match-line").textContent = line;
+          drawCurve($("llr-curve"), t.llr_curve || [], m.lower, m.upper);
+        }
+        var body = $("standings").querySelector("tbody");
+        clear(body);
+        t.standings.forEach(function (s) {
+          var rating = s.rating === null ? "?" : Math.round(s.rating) + " \u00b1 " + Math.round((s.high - s.low) / 2);
+          body.appendChild(el("tr", { "data-bot": s.bot }, [
+            el("td", { class: "rank", "data-label": "#", text: s.rank }),
+            el("td", { class: "bot", "data-label": "Bot", text: s.bot }),
+            el("td", { class: "points", "data-label": "Points", text: s.points }),
+            el("td", { class: "games", "data-label": "Games", text: s.games }),
+            el("td", { class: "wins", "data-label": "Won", text: s.wins }),
+            el("td", { class: "draws", "data-label": "Drawn", text: s.draws }),
+            el("td", { class: "losses", "data-label": "Lost", text: s.losses }),
+            el("td", { class: "rating", "data-label": "Rating (95 %)", text: rating }),
+            el("td", { class: "faults", "data-label": "Faults", text: s.faults })
+          ]));
+        });
+        var bots = Object.keys(t.crosstable);
+        var head = $("crosstable").querySelector("thead"), cross = $("crosstable").querySelector("tbody");
+        clear(head); clear(cross);
+        head.appendChild(el("tr", {}, [el("th", { scope: "col", text: "" })].concat(bots.map(function (b) {
+          return el("th", { scope: "col", text: b });
+        }))));
+        bots.forEach(function (a) {
+          cross.appendChild(el("tr", { "data-bot": a }, [el("th", { scope: "row", text: a })].concat(bots.map(function (b) {
+            var cell = a === b ? null : t.crosstable[a][b];
+            return el("td", { "data-against": b, text: cell ? cell[0] + "/" + cell[1] : "\u2014" });
+          }))));
+        });
+        var games = $("tournament-games").querySelector("tbody");
+        clear(games);
+        t.games.forEach(function (g) {
+          var result = g.scores === null ? "in play" : (g.outcome || g.reason) +
+            (g.faults.some(function (f) { return f; }) ? " (" + g.faults.filter(function (f) { return f; }).join("; ") + ")" : "");
+          games.appendChild(el("tr", { "data-number": g.number }, [
+            el("td", { class: "number", "data-label": "#", text: g.number }),
+            el("td", { class: "pair", "data-label": "Pair", text: g.pair }),
+            el("td", { class: "opening", "data-label": "Opening", text: g.opening }),
+            el("td", { class: "seats", "data-label": "Seats", text: g.seats.join(" \u2013 ") }),
+            el("td", { class: "result", "data-label": "Result", text: result }),
+            el("td", { class: "watch" }, g.match_id ? [el("a", { href: "replay.html?id=" + encodeURIComponent(g.match_id),
+                                                                 text: "Replay", "aria-label": "Replay game " + g.number })] : [])
+          ]));
+        });
+        if (t.state === "running") window.setTimeout(load, REFRESH);
+      }, function (err) {
+        setStatus("");
+        showError("Cannot load " + name + ": " + err.message + ".");
+      });
+    }
+    load();
+  }
+
   var PAGES = { index: pageIndex, game: pageGame, replay: pageReplay, ratings: pageRatings,
-                player: pagePlayer };
+                player: pagePlayer, tournaments: pageTournaments, tournament: pageTournament };
   /* Learn the games, then draw the page (without them when /api/server cannot be read: the
      pages then show the game types as the API names them). GamedBoard exists from then on. */
   function start() {
