@@ -16,7 +16,7 @@ from typing import Any
 
 from twisted.application import strports
 from twisted.application.service import IService, MultiService, Service
-from twisted.internet import endpoints
+from twisted.internet import defer, endpoints
 from twisted.internet.error import CannotListenError
 from twisted.internet.testing import MemoryReactor
 from twisted.logger import Logger
@@ -286,6 +286,15 @@ class GamedService(MultiService):
         with _listen_errors():
             super().startService()
 
+    def stopService(self):  # noqa: N802
+        # The daemon's tournaments stop first (their last writes need the records database).
+        first = getattr(self, "tournaments", None)
+        if first is None or not first.running:
+            return super().stopService()
+        d = defer.maybeDeferred(first.stopService)
+        d.addBoth(lambda _: MultiService.stopService(self))
+        return d
+
 
 @contextlib.contextmanager
 def _listen_errors():
@@ -353,10 +362,26 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         services["stratego"] = StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub)
         services["stratego"].setServiceParent(root)
     root.hosted = _hosted_games(cfg, services, hub, reactor, players, ports, options.games)
+    root.tournaments = _daemon_tournaments(cfg, root.hosted, hub, reactor, services)
+    if root.tournaments is not None:
+        root.tournaments.setServiceParent(root)
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
     tune_thread_switching()
     return root
+
+
+def _daemon_tournaments(cfg: Config, hosted, hub, reactor, services: dict):
+    """The service that plays the config's ``daemon = true`` tournaments (None without any)."""
+    specs = [t for t in cfg.tournaments.tournaments if t.daemon and t.game in services]
+    if not specs or hosted is None or getattr(hub, "store", None) is None:
+        return None
+    from gamed.competition.director import Director
+    from gamed.competition.service import TournamentService
+    from gamed.competition.store import TournamentStore
+
+    director = Director(TournamentStore(hub.store, reactor), hosted, {b.name: b for b in cfg.bots.bots}, reactor)
+    return TournamentService(director, [t.definition() for t in specs], hosted)
 
 
 class BotAddresses:

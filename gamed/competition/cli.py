@@ -190,6 +190,9 @@ async def _run(reactor: Any, args: argparse.Namespace, fail: Any) -> None:
         fail(f"--concurrency must be from 1 to 64, not {args.concurrency}")
     options = _options_for(args.config, spec.game)
     root = tap.makeService(options, reactor=reactor)
+    if root.tournaments is not None:  # this command plays its one tournament itself
+        root.removeService(root.tournaments)
+        root.tournaments = None
     hosted = root.hosted
     records = getattr(getattr(hosted, "hub", None), "store", None)
     if hosted is None or records is None:

@@ -146,3 +146,58 @@ def test_unknown_tournaments_are_one_line(tmp_path):
     gamed("player", "add", "somebody", "--config", str(conf), cwd=tmp_path)  # creates the database
     shown = gamed("tournament", "status", "nosuch", "--config", str(conf), cwd=tmp_path)
     assert shown.returncode == 1 and shown.stderr.strip() == "gamed: no tournament named nosuch"
+
+
+def _daemon(conf: pathlib.Path, tmp_path: pathlib.Path) -> subprocess.Popen:
+    from tests.integration.support import LOOPBACK, TWISTD, child_env, gamed_args
+
+    args = gamed_args("--config", str(conf), "--records", str(tmp_path / "records.sqlite"), kalaha=LOOPBACK)
+    log = open(tmp_path / "daemon.log", "a")
+    return subprocess.Popen([TWISTD, *args], cwd=tmp_path, env=child_env(), stdout=log, stderr=subprocess.STDOUT)
+
+
+def _wait(predicate, what: str, timeout: float = 90):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_the_daemon_plays_its_tournament_and_a_restart_resumes_it_keeping_every_game_once(tmp_path):
+    conf = config(
+        tmp_path,
+        '[tournaments.league]\ngame = "kalaha"\nformat = "round-robin"\nbots = ["alpha", "beta", "gamma"]\n'
+        "rounds = 2\nconcurrency = 1\ndaemon = true\n",
+        pause=0.02,
+    )
+    db = tmp_path / "records.sqlite"
+    first = _daemon(conf, tmp_path)
+    try:
+        _wait(lambda: len(finished_games(db)) >= 2 or first.poll() is not None, "two finished games")
+        assert first.poll() is None, (tmp_path / "daemon.log").read_text()
+        first.send_signal(signal.SIGTERM)  # a restart: the game in play is abandoned, not stored
+        assert first.wait(30) in (0, -signal.SIGTERM)  # twistd ends by the signal it shut down on
+    finally:
+        if first.poll() is None:
+            first.kill()
+    before = finished_games(db)
+    assert 2 <= len(before) < 6
+    log = (tmp_path / "daemon.log").read_text()
+    assert "tournament league: playing (round robin of 3 bots" in log and "it resumes when the daemon starts again" in log
+    second = _daemon(conf, tmp_path)
+    try:
+        _wait(lambda: len(finished_games(db)) == 6 or second.poll() is not None, "all six games")
+        _wait(lambda: "tournament league: finished, 6 games" in (tmp_path / "daemon.log").read_text(), "the end line")
+    finally:
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(30) in (0, -signal.SIGTERM)
+    after = finished_games(db)
+    assert sorted(after) == [1, 2, 3, 4, 5, 6]
+    assert {n: after[n] for n in before} == before  # the games of before the restart, kept as they were
+    assert len({m for _, _, m in after.values()}) == 6  # six matches: none played twice
+    log = (tmp_path / "daemon.log").read_text()
+    assert "Traceback" not in log, log
+    status = gamed("tournament", "status", "league", "--config", str(conf), cwd=tmp_path)
+    assert status.returncode == 0 and "6/6 games" in status.stdout
+    assert wait_gone(programs_with(str(tmp_path))) == []
