@@ -49,6 +49,20 @@ def test_a_players_page_shows_ratings_and_recent_matches(site, page, connect):
     wait_for(page, lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, "#player-games tr.empty") if r.text == live], live)
     screenshot(page, "player-page")
 
+    # The match's replay shows each rated seat's rating before and after it.
+    detail = site.api(f"/api/matches/{match['id']}")
+    page.get(f"{site.url}/replay.html?id={match['id']}")
+    for s in detail["seats"]:
+        change = f'#players li[data-seat="{s["seat"]}"] span.rating-change'
+        wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, change), f"{s['name']}'s rating change")
+        text = page.find_element(By.CSS_SELECTOR, change).text
+
+        def shown(mu, sigma):
+            return f"{round(mu)} \u00b1 {round(1.959964 * sigma)}"
+
+        assert text == f"{shown(s['rating_before'], s['sigma_before'])} \u2192 {shown(s['rating_after'], s['sigma_after'])}"
+    assert detail["seats"][0]["rating_after"] != detail["seats"][0]["rating_before"]
+
     # Both are on the leaderboard, best first.
     page.get(f"{site.url}/ratings.html?game=kalaha")
     wait_for(page, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#ratings tr[data-name]")) >= 2, "the leaderboard")

@@ -48,6 +48,9 @@
  *                                              per seat (data-used, data-left seconds; text
  *                                              "used 1.23 s, left 0:58.8")
  *                  #board, #players, #result   as on game.html
+ *                  #players li span.rating-change  a rated seat's "1500 ± 980 → 1540 ± 900"
+ *                                              (before → after, the 95 % interval); data-before,
+ *                                              data-after (mu)
  *   ratings.html   #ratings tr[data-name]      one per rated player, best first (by the
  *                                              conservative rating); data-rank, data-rating
  *                                              (mu), data-sigma, data-conservative,
@@ -891,6 +894,23 @@
 
   /* ---------- replay.html ---------- */
 
+  /* "1500 ± 980 → 1540 ± 900": a rated seat's rating (and its 95 % interval) before and after
+     the match, beside its name on the replay page. */
+  function ratingText(mu, sigma) {
+    return Math.round(mu) + (sigma === null || sigma === undefined ? "" : " \u00b1 " + Math.round(1.959964 * sigma));
+  }
+
+  function ratingChanges(list, seats) {
+    seats.forEach(function (s) {
+      if (s.rating_before === null || s.rating_before === undefined) return;
+      var li = list.querySelector('li[data-seat="' + s.seat + '"]');
+      if (!li) return;
+      var after = s.rating_after === null || s.rating_after === undefined ? "?" : ratingText(s.rating_after, s.sigma_after);
+      li.appendChild(el("span", { class: "rating-change", "data-before": s.rating_before, "data-after": s.rating_after,
+                                  text: " " + ratingText(s.rating_before, s.sigma_before) + " \u2192 " + after }));
+    });
+  }
+
   function pageReplay() {
     var id = param("id");
     if (!id) { showError("No match given (replay.html?id=...)."); return; }
@@ -961,6 +981,7 @@
       $("game-name").setAttribute("href", "ratings.html?game=" + encodeURIComponent(m.game));
       $("played").textContent = formatTime(m.started) + (m.rated === false ? " (unrated)" : "");
       renderPlayers($("players"), m.game, players, null);
+      ratingChanges($("players"), m.seats || []);
       list.setAttribute("data-game", m.game);
       clear(list);
       (m.moves || []).forEach(function (mv, k) {
