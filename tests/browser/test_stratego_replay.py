@@ -2,6 +2,8 @@
 to a last frame with the capture applied, its move in words, RED drawn red, classic ranks with a
 legend and seats numbered from 0 with names; Combat's units and moves likewise."""
 
+import re
+
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -31,7 +33,9 @@ def test_a_stratego_replay_ends_on_the_flag_capture_with_the_move_in_words(site,
     assert start["colour"] == RED, "RED is drawn red"
     assert page.execute_script(_UNIT, 0, 6)["colour"] == BLUE
     players = {li.get_attribute("data-seat"): li.text for li in page.find_elements(By.CSS_SELECTOR, "#players li")}
-    assert players == {"0": f"seat 0 (red): {red}", "1": f"seat 1 (blue): {blue}"}
+    for seat, shown in (("0", f"seat 0 (red): {red}"), ("1", f"seat 1 (blue): {blue}")):
+        # a rated program's seat is followed by its rating before and after the match
+        assert players[seat] == shown or re.fullmatch(re.escape(shown) + r" \d+ \u00b1 \d+ \u2192 \d+ \u00b1 \d+", players[seat])
     legend = page.find_element(By.CSS_SELECTOR, "#board .legend").text
     assert "1 marshal" in legend and "9 scout" in legend and "S spy, B bomb, F flag" in legend
     assert [e.text for e in page.find_elements(By.CSS_SELECTOR, "#board .col-label")][:3] == ["A", "B", "C"]
