@@ -113,16 +113,23 @@ def _why(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+def _records(args: argparse.Namespace, reactor: Any, create: bool = False) -> tuple[str, RecordStore]:
+    """(URL, RecordStore) of the records database ``args`` name, not started yet; one line and
+    exit status 1 when it cannot be opened. Only ``create`` makes a new one (a typo elsewhere
+    must not leave an empty database behind)."""
+    url = _database(args)
+    try:
+        return url, RecordStore(url, reactor, create=create)
+    except RecordsError as e:
+        _fail(str(e))
+
+
 async def _export(reactor: Any, args: argparse.Namespace) -> None:
     try:
         match_id = int(args.match_id)
     except ValueError:
         _fail(f"a match id is a number, not {args.match_id!r}")
-    url = _database(args)
-    try:
-        store = RecordStore(url, reactor, create=False)
-    except RecordsError as e:
-        _fail(str(e))
+    url, store = _records(args, reactor)
     try:
         await store.start()
         data = await store.match(match_id)
@@ -158,12 +165,7 @@ def _print_accounts(accounts: list) -> None:
 
 
 async def _player(reactor: Any, args: argparse.Namespace) -> None:
-    url = _database(args)
-    try:
-        # Only ``add`` may create the database: a typo elsewhere must not leave an empty one behind.
-        records = RecordStore(url, reactor, create=args.action == "add")
-    except RecordsError as e:
-        _fail(str(e))
+    url, records = _records(args, reactor, create=args.action == "add")
     store = AccountStore(records, reactor)
     try:
         await records.start()
@@ -203,7 +205,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "tournament":
         from gamed.competition import cli as tournament_cli
 
-        task.react(lambda reactor: defer.ensureDeferred(tournament_cli.main(reactor, args, _database, _fail)))
+        task.react(lambda reactor: defer.ensureDeferred(tournament_cli.main(reactor, args, _records, _fail)))
 
 
 if __name__ == "__main__":

@@ -111,16 +111,13 @@ def standings_text(r: Report) -> str:
 # --- actions ------------------------------------------------------------------------------------
 
 
-async def main(reactor: Any, args: argparse.Namespace, database: Any, fail: Any) -> None:
-    from gamed.records import RecordsError, RecordStore
+async def main(reactor: Any, args: argparse.Namespace, open_records: Any, fail: Any) -> None:
+    """``open_records(args, reactor)``: (URL, RecordStore) of the database the command names (gamed.cli)."""
+    from gamed.records import RecordsError
 
     if args.action == "run":
         return await _run(reactor, args, fail)
-    url = database(args)
-    try:
-        records = RecordStore(url, reactor, create=False)
-    except RecordsError as e:
-        fail(str(e))
+    _, records = open_records(args, reactor)
     try:
         await records.start()
         store = TournamentStore(records, reactor)

@@ -22,7 +22,7 @@ first game's seat 0 is the second game's seat 1), numbered ``2p - 1`` and ``2p``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
@@ -110,6 +110,15 @@ def game_score(played: Played) -> tuple[float, float]:
     return (0.5, 0.5)
 
 
+def _scored(games: Sequence[Game], played: Mapping[int, Played]) -> Iterator[tuple[Game, Played, tuple[float, float]]]:
+    """(game, result, its game_score) of every played game that is scheduled, in result order."""
+    by_number = {g.number: g for g in games}
+    for number, result in played.items():
+        game = by_number.get(number)
+        if game is not None:
+            yield game, result, game_score(result)
+
+
 class Format:
     """What every format answers; ``plan``, ``finished`` and ``describe`` are its own."""
 
@@ -137,13 +146,8 @@ class Format:
 
     def standings(self, games: Sequence[Game], played: Mapping[int, Played]) -> list[Row]:
         """Every bot, best first (by rating, then points)."""
-        by_number = {g.number: g for g in games}
         tally = {bot: [0.0, 0, 0, 0, 0, 0] for bot in self.bots}  # points, games, W, D, L, faults
-        for number, result in played.items():
-            game = by_number.get(number)
-            if game is None:
-                continue
-            scores = game_score(result)
+        for game, result, scores in _scored(games, played):
             for seat, bot in enumerate(game.seats):
                 mine, theirs = scores[seat], scores[1 - seat]
                 row = tally[bot]
@@ -163,13 +167,8 @@ class Format:
 
     def crosstable(self, games: Sequence[Game], played: Mapping[int, Played]) -> dict[str, dict[str, tuple[float, int]]]:
         """``table[a][b]``: a's points and games against b."""
-        by_number = {g.number: g for g in games}
         table = {a: {b: (0.0, 0) for b in self.bots if b != a} for a in self.bots}
-        for number, result in played.items():
-            game = by_number.get(number)
-            if game is None:
-                continue
-            scores = game_score(result)
+        for game, result, scores in _scored(games, played):
             for seat, bot in enumerate(game.seats):
                 other = game.seats[1 - seat]
                 points, count = table[bot][other]
