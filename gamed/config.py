@@ -238,6 +238,27 @@ class PlayersConfig:
 
 
 @attrs.frozen
+class LadderConfig:
+    """The ladder for networked bots ([ladder], docs/ladder.md): logged-in connections that send
+    LADDER are paired continuously by rating (gamed.ladder)."""
+
+    enabled: bool = True  # the text games (Kalaha, Connect Four) accept LADDER
+    window: float = 200.0  # rating points (mu) two waiting bots may be apart at once
+    widening: float = 20.0  # rating points the window grows by per second a bot waits
+    concurrency: int = 4  # most ladder games one account plays at once (a bot may ask fewer: LADDER <n>)
+    pair_cap: int = 10  # most ladder games between the same two accounts within pair_window
+    pair_window: float = 3600.0  # seconds
+    in_row: int = 0  # most games in a row of one account against the same opponent; 0 = no limit
+    interval: float = 1.0  # seconds between pairing rounds while bots wait
+
+    def rules(self):
+        """The pure policy's numbers (gamed.ladder.policy.LadderRules)."""
+        from gamed.ladder.policy import LadderRules
+
+        return LadderRules(self.window, self.widening, self.concurrency, self.pair_cap, self.pair_window, self.in_row)
+
+
+@attrs.frozen
 class RecordsConfig:
     """Where finished matches and ratings are kept (gamed.records)."""
 
@@ -340,6 +361,7 @@ _SHARED_SECTIONS: dict[str, type] = {
     "players": PlayersConfig,
     "bots": BotsConfig,
     "tournaments": TournamentsConfig,
+    "ladder": LadderConfig,
 }
 
 
@@ -512,8 +534,21 @@ def validate(config: Config) -> None:
         raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
     _validate_records(config.records)
     _validate_tournaments(config)
+    _validate_ladder(config.ladder)
     if not config.players.guests and not config.records.database:
         raise ConfigError("players.guests = false needs accounts, and accounts live in the records database: set records.database")
+
+
+def _validate_ladder(ladder: LadderConfig) -> None:
+    """The ladder's numbers must leave it able to pair anyone."""
+    if not 1 <= ladder.concurrency <= 64:
+        raise ConfigError(f"ladder.concurrency must be 1 to 64 games, not {ladder.concurrency}")
+    if ladder.pair_cap < 1:
+        raise ConfigError(f"ladder.pair_cap must be at least 1 game, not {ladder.pair_cap}")
+    if not 0 < ladder.pair_window <= 30 * 86400:
+        raise ConfigError(f"ladder.pair_window must be more than 0 and at most 30 days (2592000 s), not {ladder.pair_window:g}")
+    if not 0.05 <= ladder.interval <= 60:
+        raise ConfigError(f"ladder.interval must be 0.05 to 60 seconds, not {ladder.interval:g}")
 
 
 def _validate_tournaments(config: Config) -> None:

@@ -545,6 +545,11 @@ class RecordStore:
             return defer.fail(ValueError(f"limit must be a whole number >= 0, not {limit!r}"))
         return self._run(_leaderboard, self.dialect, game, limit)
 
+    def rating(self, game: str, name: str) -> defer.Deferred:
+        """The ``gamed.ratings.Rating`` of ``name`` in ``game`` (a newcomer's when it has none):
+        what the ladder pairs by (gamed.ladder)."""
+        return self._run(_rating, self.dialect, game, name)
+
     def close(self) -> defer.Deferred:
         """Refuse new work, wait for what is in flight (stores above all), then close the database."""
         if self._closing is None:
@@ -878,6 +883,12 @@ def _leaderboard(cursor: Any, dialect: _Dialect, game: str, limit: int) -> list[
     )
     keys = ("name", "rating", "sigma", "games", "wins", "draws", "losses")
     return [_rating_row(dict(zip(keys, row))) for row in cursor.fetchall()]
+
+
+def _rating(cursor: Any, dialect: _Dialect, game: str, name: str) -> skill.Rating:
+    cursor.execute(dialect.sql("SELECT rating, sigma FROM ratings WHERE game = ? AND name = ?"), (game, name))
+    row = cursor.fetchone()
+    return skill.INITIAL if row is None else skill.Rating(float(row[0]), float(row[1]))
 
 
 def _rating_row(row: dict) -> dict:

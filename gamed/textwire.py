@@ -31,6 +31,13 @@ REFUSAL_CODES = {
     Refusal.HOSTED: 433,
 }
 
+# ``ERROR <code>`` of a refused ``LADDER`` (gamed.ladder.commands, docs/ladder.md), the same in
+# every text protocol: a guest asked, or the game has no ladder on this server.
+LADDER_GUESTS = 434
+LADDER_OFF = 435
+# ``HELP ACCOUNTS``'s line for it.
+LADDER_COMMAND = ("LADDER", "[<n>|OFF]", "wait for ladder opponents near your rating (an account; <n> games at once)")
+
 
 class ParseError(ValueError):
     """A command's arguments are wrong; ``code`` is the error code to send."""

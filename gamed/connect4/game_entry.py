@@ -31,7 +31,8 @@ def _service(ctx: GameContext):
     from gamed.connect4.service import Connect4Service
 
     connect4 = Connect4Service(
-        ctx.cfg.connect4, ctx.limits, ctx.reactor, think=ctx.think, reactor=ctx.reactor, hub=ctx.hub, players=ctx.players
+        ctx.cfg.connect4, ctx.limits, ctx.reactor, think=ctx.think, reactor=ctx.reactor, hub=ctx.hub, players=ctx.players,
+        ladder=ctx.cfg.ladder,
     )
     return connect4, {"connect4": connect4.port_factory}
 

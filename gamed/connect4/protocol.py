@@ -21,6 +21,7 @@ from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import PlayerFactory
 from gamed.identity import Identity, LoginError, Refusal
 from gamed.login import LoginCommands
+from gamed.ladder.commands import LadderCommands
 from gamed.names import valid_name
 from gamed.seats import ISeatHolder, Seat
 from gamed.textline import CommandProtocol
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 
 @implementer(ISeatHolder)
-class Connect4Protocol(LoginCommands, CommandProtocol):
+class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
     """A player connected over TCP (a person with telnet/nc or a program): a guest (``NAME``, or
     ``guest<n>``) or, after ``LOGIN``, a registered account."""
 
@@ -74,6 +75,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
 
     def on_disconnect(self, reason: Failure) -> None:
         self.service.lobby.leave(self)
+        self._leave_ladder()
         self.service.disconnected(self)
         self.service.name_released(self)  # an away seat keeps its name taken (gamed.seats.NameBook)
         if self.seat is not None and self.game is not None and not self.game.over:
@@ -139,6 +141,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
 
     def take_seat(self, seat: Seat) -> None:
         self.service.lobby.leave(self)
+        self._leave_ladder()
         if self.match is not None:
             self.match.stop(f"{self.name} went back to a game")
         self.game = seat.game
@@ -178,6 +181,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         self._check_admitted()
         engine, level, player, size, opening, control = wire.parse_play(args, self.service.default_size)
         self.service.lobby.leave(self)
+        self._leave_ladder()
         self._starting(self.service.play_engine(self, engine, level, player, size, opening, control), "PLAY")
 
     def _match(self, args: list[str]) -> None:
@@ -186,6 +190,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         self._check_admitted()
         a, b, games, size = wire.parse_match(args, self.service.default_size)
         self.service.lobby.leave(self)
+        self._leave_ladder()
         self._starting(self.service.play_match(self, a, b, games, size), "MATCH")
 
     def _starting(self, d, what: str) -> None:
@@ -216,6 +221,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         table, size, control = wire.parse_table(args, self.service.default_size)
         lobby = self.service.lobby
         lobby.leave(self)
+        self._leave_ladder()
         asked = "" if control is None else f" CLOCK {control.notation()}"
         self.send_lines([f"OK TABLE {table or '-'} {size[0]}x{size[1]}{asked}"])
         key = self.service.table_key(table, size, self.service.default_size, control)
@@ -278,6 +284,7 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
         "RESUME": _resume_seat,
         "PING": CommandProtocol._ping,
         "QUIT": _quit,
+        "LADDER": LadderCommands.ladder_command,
     }
 
     def _check_in_lobby(self) -> None:
@@ -290,6 +297,23 @@ class Connect4Protocol(LoginCommands, CommandProtocol):
 
     def seat_in(self, game: Connect4Game) -> int:
         return game.player_of(self)
+
+    # --- the ladder (gamed.ladder.commands.LadderCommands) ---------------------------------------
+
+    def ladder_busy(self) -> str | None:
+        try:
+            self._check_in_lobby()
+        except ParseError as e:
+            return str(e)
+        return None
+
+    def ladder_leave_lobby(self) -> None:
+        self.service.lobby.leave(self)
+
+    def _leave_ladder(self) -> None:
+        ladder = getattr(self.service, "ladder", None)
+        if ladder is not None:
+            ladder.leave(self)
 
     # --- the game's calls ------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from twisted.internet.defer import Deferred
 from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
-from gamed.config import Connect4Config, Limits, PlayersConfig
+from gamed.config import Connect4Config, LadderConfig, Limits, PlayersConfig
 from gamed.connect4 import engines as c4engines
 from gamed.connect4 import registry, rules, wire
 from gamed.connect4.game import Connect4Game, EnginePlayer
@@ -26,6 +26,7 @@ from gamed.connect4.rules import Board, IllegalMove, other
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import GameService
 from gamed.identity import Identity
+from gamed.ladder.service import for_service
 from gamed.lobby import Lobby, clock_table, table_clock
 from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
@@ -99,6 +100,7 @@ class Connect4Service(GameService):
         hub: LiveHub | None = None,
         players: Players | None = None,
         grace: float | None = None,
+        ladder: LadderConfig | None = None,
     ):
         from gamed.connect4.protocol import Connect4Factory
 
@@ -114,6 +116,7 @@ class Connect4Service(GameService):
         self.seats = SeatBook(clock, grace, on_presence=self.seat_presence)
         self.live: dict[int, LiveTable] = {}  # game id -> its live table (with a hub)
         self.lobby = Lobby(2, self._seat, alive=lambda p: getattr(p, "connected", True), key=_account_key)
+        self.ladder = for_service("connect4", ladder, clock, self._ladder_game, hub)
         self.games: dict[int, Connect4Game] = {}
         self.matches: set[object] = set()
         self.finished = 0
@@ -417,6 +420,10 @@ class Connect4Service(GameService):
                 board.drop(column)
         self._start({0: first, 1: second}, board, control, key=table)
 
+    def _ladder_game(self, first: object, second: object) -> int:
+        """A ladder game (gamed.ladder) on the default board, the seats as the ladder chose them; its id."""
+        return self._start({0: first, 1: second}, Board(*self.default_size), key="ladder").id
+
     def _start(
         self, players: dict[int, object], board: Board, control: TimeControl | None = None, key: str | None = None
     ) -> Connect4Game:
@@ -446,6 +453,8 @@ class Connect4Service(GameService):
         self.seats.finish(game)  # its resume tokens are dead now
         self.games.pop(game.id, None)
         self.finished += 1
+        if self.ladder is not None:
+            self.ladder.ended(game.id)
         table = self.live.pop(game.id, None)
         if table is not None:
             if game.aborted:
@@ -511,6 +520,8 @@ class Connect4Service(GameService):
 
     def abort_games(self) -> None:
         self.stopping = True
+        if self.ladder is not None:
+            self.ladder.stop()
         for game in list(self.games.values()):
             game.abort(Reason.SHUTDOWN)
         for running in list(self.matches):

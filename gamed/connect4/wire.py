@@ -249,6 +249,7 @@ ACCOUNT_COMMANDS = (
     ("LOGIN", "<name> <token>", "play as your registered account (before your game starts; takes back its seat in a game)"),
     ("RESUME", "<token>", "take your seat back after your connection dropped"),
     ("TOKEN", "", "in a game: your resume token (a guest needs it to take its seat back after a drop)"),
+    textwire.LADDER_COMMAND,
 )
 
 

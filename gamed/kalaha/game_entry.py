@@ -31,7 +31,8 @@ def _stones(final_state: Any) -> list[float] | None:
 def _service(ctx: GameContext):
     from gamed.kalaha.service import KalahaService
 
-    kalaha = KalahaService(ctx.cfg.kalaha, ctx.limits, ctx.reactor, think=ctx.think, hub=ctx.hub, players=ctx.players)
+    kalaha = KalahaService(ctx.cfg.kalaha, ctx.limits, ctx.reactor, think=ctx.think, hub=ctx.hub, players=ctx.players,
+                           ladder=ctx.cfg.ladder)
     return kalaha, {"kalaha": kalaha.port_factory}
 
 

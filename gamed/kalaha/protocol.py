@@ -21,6 +21,7 @@ from gamed.kalaha.game import IKalahaPlayer, KalahaGame
 from gamed.kalaha.rules import A, B, SIDES, IllegalMove, Move, Outcome, other
 from gamed.kalaha.wire import Code
 from gamed.gameservice import PlayerFactory
+from gamed.ladder.commands import LadderCommands
 from gamed.lobby import LobbyError
 from gamed.login import LoginCommands
 from gamed.seats import ISeatHolder, Seat
@@ -33,7 +34,7 @@ _CHECKS = frozenset({"login", "name"})  # the pauses of LoginCommands while a ch
 
 
 @implementer(IKalahaPlayer, ISeatHolder)
-class KalahaProtocol(LoginCommands, CommandProtocol):
+class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
     """A player connected over TCP (a person with telnet/nc or a program): a guest (named
     ``guest<n>`` until it sends NAME) or, after LOGIN, a registered account."""
 
@@ -79,6 +80,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
     def on_disconnect(self, reason: Failure) -> None:
         self._cancel_auto_join()
         self.service.lobby.leave(self)
+        self._leave_ladder()
         self.service.disconnected(self)
         if self.game is not None and not self.game.over:
             self._log.info("{name} ({peer}) left game {game}", name=self.name, peer=self.peer, game=self.game.id)
@@ -170,6 +172,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
                 return self._error(Code.BAD_ARGUMENTS, f"usage: COMPUTER [<level>] [A|B]; levels: {levels}")
         self._cancel_auto_join()
         self.service.lobby.leave(self)
+        self._leave_ladder()
         self.send_lines([f"OK COMPUTER {level_name} {side}"])
         self.service.play_computer(self, ai.LEVELS[level_name], side)
 
@@ -233,6 +236,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         "LOGIN": LoginCommands.login_command,
         "RESUME": _resume_seat,
         "TOKEN": _token,
+        "LADDER": LadderCommands.ladder_command,
     }
 
     # --- lobby -----------------------------------------------------------------------------
@@ -252,7 +256,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
 
     def _auto_join(self) -> None:
         self._join_call = None
-        if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing:
+        if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing and not self._on_ladder():
             if self._paused & _CHECKS:  # its login or name is being checked: join once answered
                 self._join_due = True
                 return
@@ -277,6 +281,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
             table = self.placement.table
         self._cancel_auto_join()
         self._join_due = False
+        self._leave_ladder()
         lobby = self.service.lobby
         lobby.leave(self)
         try:
@@ -288,6 +293,25 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
 
     def seat_in(self, game: KalahaGame) -> str:
         return self.side
+
+    # --- the ladder (gamed.ladder.commands.LadderCommands) ---------------------------------------
+
+    def ladder_busy(self) -> str | None:
+        return "you are already in a game" if self.game is not None else None
+
+    def ladder_leave_lobby(self) -> None:
+        self._cancel_auto_join()
+        self._join_due = False
+        self.service.lobby.leave(self)
+
+    def _on_ladder(self) -> bool:
+        ladder = getattr(self.service, "ladder", None)
+        return ladder is not None and ladder.is_waiting(self)
+
+    def _leave_ladder(self) -> None:
+        ladder = getattr(self.service, "ladder", None)
+        if ladder is not None:
+            ladder.leave(self)
 
     # --- LoginCommands: how logging in and coming back are worded ---------------------------------
 
@@ -310,6 +334,7 @@ class KalahaProtocol(LoginCommands, CommandProtocol):
         self._cancel_auto_join()
         self._join_due = False
         self.service.lobby.leave(self)
+        self._leave_ladder()
         self._rename(seat.identity)
         self.game = seat.game
         self.side = SIDES[seat.number]

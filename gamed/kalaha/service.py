@@ -18,12 +18,13 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 
 from gamed.timecontrol import FlagPolicy, TimeControl
-from gamed.config import KalahaConfig, Limits, PlayersConfig
+from gamed.config import KalahaConfig, LadderConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
 from gamed.kalaha import ai, rules, wire
 from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
 from gamed.kalaha.protocol import KalahaFactory
 from gamed.kalaha.rules import A, B, Move, Outcome, Reason, other
+from gamed.ladder.service import for_service
 from gamed.lobby import Lobby, clock_table, table_clock
 from gamed.observers import LiveHub, LiveTable
 from gamed.players import Players
@@ -53,6 +54,7 @@ class KalahaService(GameService):
         hub: LiveHub | None = None,
         players: Players | None = None,
         grace: float | None = None,
+        ladder: LadderConfig | None = None,
     ):
         super().__init__(limits, clock)
         self.hub = hub
@@ -71,6 +73,7 @@ class KalahaService(GameService):
             alive=lambda p: getattr(p, "connected", True),
             key=lambda p: p.identity.account_id,  # one account's two connections never meet
         )
+        self.ladder = for_service("kalaha", ladder, clock, self._ladder_game, hub)
         self.games: dict[int, KalahaGame] = {}
         self.finished = 0
         self._ids = itertools.count(1)
@@ -109,6 +112,10 @@ class KalahaService(GameService):
             first, second = second, first
         self._start({A: first, B: second}, control, key=table)
 
+    def _ladder_game(self, first: IKalahaPlayer, second: IKalahaPlayer) -> int:
+        """A ladder game (gamed.ladder): the seats as the ladder chose them; its id."""
+        return self._start({A: first, B: second}, key="ladder").id
+
     def _start(
         self, players: dict[str, IKalahaPlayer], control: TimeControl | None = None, key: str | None = None
     ) -> KalahaGame:
@@ -133,6 +140,8 @@ class KalahaService(GameService):
     def _ended(self, game: KalahaGame, outcome: Outcome) -> None:
         self.games.pop(game.id, None)
         self.finished += 1
+        if self.ladder is not None:
+            self.ladder.ended(game.id)
         table = self.live.pop(game.id, None)
         if table is not None:
             if outcome.aborted:
@@ -180,6 +189,8 @@ class KalahaService(GameService):
 
     def abort_games(self) -> None:
         """Shutdown: both players of every game are told ``ABORT SHUTDOWN``."""
+        if self.ladder is not None:
+            self.ladder.stop()
         if self.games:
             self._log.info("aborting {n} running kalaha games for shutdown", n=len(self.games))
         for game in list(self.games.values()):

@@ -153,6 +153,7 @@ ACCOUNT_COMMANDS = (
     ("LOGIN", "<name> <token>", "play as your registered account (before your game starts, or to come back to it)"),
     ("RESUME", "<token>", "take your seat back after your connection dropped (the token from TOKEN)"),
     ("TOKEN", "", "in a game: the resume token that takes your seat back if your connection drops"),
+    textwire.LADDER_COMMAND,
 )
 
 

@@ -50,7 +50,7 @@ def test_help_lists_the_game_and_help_accounts_the_login_commands():
     assert "LOGIN" not in commands and "CLOCKS" not in commands and "MATCH" in commands, "HELP alone lists what it always listed"
     c.send("HELP accounts")
     accounts = [line.split()[1] for line in c.read()[:-1]]
-    assert accounts == ["LOGIN", "RESUME", "TOKEN"]
+    assert accounts == ["LOGIN", "RESUME", "TOKEN", "LADDER"]
     c.send("HELP clocks")
     clocks = [line.split()[1] for line in c.read()[:-1]]
     assert clocks == ["CLOCKS", "PLAY", "TABLE"]

@@ -391,7 +391,7 @@ def test_a_shutdown_while_a_seat_is_away_aborts_and_is_stored_so():
 def test_help_accounts_lists_the_login_commands():
     c = greeted(make(), "HELP ACCOUNTS")
     commands = [line.split()[1] for line in c.read()[:-1]]
-    assert commands == ["LOGIN", "RESUME", "TOKEN"]
+    assert commands == ["LOGIN", "RESUME", "TOKEN", "LADDER"]
 
 
 def test_logging_in_while_waiting_at_a_table_takes_the_away_seat_back():

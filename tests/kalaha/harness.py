@@ -18,11 +18,11 @@ __all__ = ["Client", "finish_all", "greeted", "logged_in", "make_service", "pair
 
 def make_service(
     clock: Clock | None = None, seed: int = 7, accounts=None, hub=None, guests: bool = True, time_control=None,
-    **settings
+    ladder=None, **settings
 ) -> KalahaService:
     """A KalahaService on a Clock; keyword arguments set KalahaConfig or Limits fields (``grace``
     is the game's own grace; ``time_control`` its ``clock`` setting). ``accounts`` (a MemoryAccounts) are the daemon's accounts;
-    ``guests`` its ``[players] guests``."""
+    ``guests`` its ``[players] guests``; ``ladder`` its ``[ladder]`` (a LadderConfig; None: no ladder)."""
     clock = clock or Clock()
     limit_names = {a.name for a in attrs.fields(Limits)}
     kalaha = {k: v for k, v in settings.items() if k not in limit_names}
@@ -33,7 +33,7 @@ def make_service(
     kalaha.setdefault("board", False)
     players = Players(PlayersConfig(guests=guests), accounts, clock)
     return KalahaService(
-        KalahaConfig(**kalaha), Limits(**limits), clock, rng=random.Random(seed), hub=hub, players=players
+        KalahaConfig(**kalaha), Limits(**limits), clock, rng=random.Random(seed), hub=hub, players=players, ladder=ladder
     )
 
 

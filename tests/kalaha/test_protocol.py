@@ -121,7 +121,7 @@ def test_help_lists_every_command(service):
     ], "HELP alone lists what it always listed: a client that logs in nowhere sees the same bytes"
     a.send("HELP ACCOUNTS")
     accounts = [line.split()[1] for line in a.read()[:-1]]
-    assert accounts == ["LOGIN", "RESUME", "TOKEN"]
+    assert accounts == ["LOGIN", "RESUME", "TOKEN", "LADDER"]
     a.send("HELP CLOCKS")
     clocks = [line.split()[1] for line in a.read()[:-1]]
     assert clocks == ["CLOCKS", "TABLE"]
