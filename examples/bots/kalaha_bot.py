@@ -4,7 +4,8 @@
 It reads the server's lines on stdin and writes its moves on stdout, so the daemon can host it
 ([bots.<name>] command = "python3 examples/bots/kalaha_bot.py"); with GAMED_HOST and GAMED_PORT
 set (talk = "connect") it connects to the daemon itself and logs in with GAMED_NAME and
-GAMED_TOKEN. It plays the pit that lands its last stone in its store if there is one, else a
+GAMED_TOKEN, then waits at GAMED_TABLE or, with GAMED_LADDER=<n>, plays <n> ladder games one
+after the other (docs/ladder.md), connecting again for each. It plays the pit that lands its last stone in its store if there is one, else a
 random pit (seeded by GAMED_SEED or its argument), and ends with the game.
 """
 
@@ -22,15 +23,23 @@ def lines_of(stream):
 def main() -> int:
     rng = random.Random(int(os.environ.get("GAMED_SEED", sys.argv[1] if len(sys.argv) > 1 else "1")))
     host, port = os.environ.get("GAMED_HOST"), os.environ.get("GAMED_PORT")
-    if host and port:
-        sock = socket.create_connection((host, int(port)))
-        reader, writer = sock.makefile("r", encoding="ascii", newline="\n"), sock.makefile("w", encoding="ascii", newline="\n")
-        writer.write(f"LOGIN {os.environ['GAMED_NAME']} {os.environ['GAMED_TOKEN']}\n")
-        writer.write(f"TABLE {os.environ['GAMED_TABLE']}\n")
-    else:
-        reader, writer = sys.stdin, sys.stdout
-        writer.write("BOARD OFF\nTABLE\n")  # TABLE: paired at once, without the pair delay
-    writer.flush()
+    if not (host and port):
+        sys.stdout.write("BOARD OFF\nTABLE\n")  # TABLE: paired at once, without the pair delay
+        sys.stdout.flush()
+        return play(sys.stdin, sys.stdout, rng)
+    ladder = int(os.environ.get("GAMED_LADDER", "0"))
+    for _ in range(max(1, ladder)):
+        with socket.create_connection((host, int(port))) as sock:
+            reader, writer = sock.makefile("r", encoding="ascii", newline="\n"), sock.makefile("w", encoding="ascii", newline="\n")
+            writer.write(f"LOGIN {os.environ['GAMED_NAME']} {os.environ['GAMED_TOKEN']}\n")
+            writer.write("LADDER\n" if ladder else f"TABLE {os.environ['GAMED_TABLE']}\n")
+            writer.flush()
+            play(reader, writer, rng)
+    return 0
+
+
+def play(reader, writer, rng) -> int:
+    """One game: moves until its end."""
     position, side = None, "A"
     for line in lines_of(reader):
         words = line.split()

@@ -11,6 +11,7 @@ import pytest
 from twisted.internet.task import Clock
 
 from gamed import seats
+from gamed.config import LadderConfig
 from tests.docsessions import replay_in_memory, sessions
 from tests.kalaha.harness import Client, make_service
 from tests.memaccounts import MemoryAccounts
@@ -22,7 +23,10 @@ SESSIONS = sessions("kalaha.md")
 ALICE_TOKEN = "kT9v2Qm4Xw7Lp0Zr8Ns6Bd3Hy5Fj1Gc"
 RESUME_TOKENS = ("Wq3pZ0sV9kdmR6uX2bYhT4nC", "Jm8cQ1rT5vXz0pLk3wNf7bHd")
 GRACE = {"A seat not back in time forfeits": 2}
-ACCOUNTS = {"A registered player logs in and comes back": {"alice": ALICE_TOKEN}}
+ACCOUNTS = {
+    "A registered player logs in and comes back": {"alice": ALICE_TOKEN},
+    "Two bots on the ladder": {"alpha": "Lq7Zp2Xc9Vb4Nm6Rt1Ys8Dw3Fh5Gj0Ke", "beta": "Pw4Hs8Kd2Mz6Qa0Xv5Rc9Tn3Jb7Lf1Ug"},
+}
 
 
 def test_the_document_has_its_sessions():
@@ -35,6 +39,7 @@ def test_the_document_has_its_sessions():
         "A timed game",
         "Out of time",
         "A seat not back in time forfeits",
+        "Two bots on the ladder",
     ]
 
 
@@ -47,6 +52,6 @@ def test_session_replays_exactly(session, monkeypatch):
     for name, token in ACCOUNTS.get(session.title, {}).items():
         accounts.add(name, token=token)
     settings = {"grace": GRACE[session.title]} if session.title in GRACE else {}
-    service = make_service(clock, pair_delay=0.5, board=True, accounts=accounts, **settings)
+    service = make_service(clock, pair_delay=0.5, board=True, accounts=accounts, ladder=LadderConfig(), **settings)
     # Only the pair delay (and a session's grace) passes in the examples.
     replay_in_memory(session, lambda name: Client(service), lambda: clock.advance(0.5))
