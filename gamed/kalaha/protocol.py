@@ -135,9 +135,13 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
         args, control = textwire.take_clock(args, Code.BAD_ARGUMENTS, "usage: TABLE [<table>] CLOCK <time control>, e.g. CLOCK 5m+2s")
         if len(args) > 1 or (args and not valid_name(args[0])):
             return self._error(Code.BAD_ARGUMENTS, "usage: TABLE [<table>] (1-32 letters, digits, _ . -)")
+        table = args[0] if args else None
+        if self.placement is not None and self.game is not None:
+            # A hosted bot seated by the pair delay before its TABLE arrived: it is at the table
+            # the daemon chose for it, as TABLE would have put it (no error, no strike).
+            return self.send_lines([f"OK TABLE {table or '-'}"])
         if self._not_in_lobby() or self._guest_refused():
             return
-        table = args[0] if args else None
         asked = "" if control is None else f" CLOCK {control.notation()}"
         self.send_lines([f"OK TABLE {table or '-'}{asked}"])
         self._join(self.service.table_key(table, control), f"at table {table}" if table else "for an opponent")
