@@ -195,8 +195,8 @@ def estimate(results: Results, confidence: float = 0.95) -> Estimate:
     ``confidence``; an end beyond a score of 0 or 1 is -inf/+inf. LOS is 0.5 (1 + erf((W - L) /
     sqrt(2 (W + L)))) for a trinomial, and for a pentanomial the normal probability (from the pair
     scores' standard error) that the score per game is above 0.5; 0.5 when nothing tells the bots
-    apart. ValueError without games
-    or for a confidence outside (0, 1)."""
+    apart. A single unit (one game, one pair) has an unbounded interval and a LOS of 0.5.
+    ValueError without games or for a confidence outside (0, 1)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"the confidence must be between 0 and 1 (exclusive), not {confidence!r}")
     values, counts = results._distribution()
@@ -205,7 +205,8 @@ def estimate(results: Results, confidence: float = 0.95) -> Estimate:
         raise ValueError("an estimate needs at least one game")
     mu, variance = _mean_and_variance(values, [c / units for c in counts])
     sigma = math.sqrt(variance)
-    error = sigma / math.sqrt(units)
+    # One game (one pair) says nothing of the spread: its interval is unbounded, not a point.
+    error = sigma / math.sqrt(units) if units > 1 else math.inf
     z = NormalDist().inv_cdf(0.5 + confidence / 2.0)
     if isinstance(results, Trinomial):
         decisive = results.wins + results.losses

@@ -341,3 +341,12 @@ def test_pairs_decide_faster_than_single_games():
     rng = random.Random(19)
     tri = sum(_play_match(sprt, BOOK, strength, rng, pentanomial=False)[1] for _ in range(40))
     assert penta < tri
+
+
+def test_one_pair_or_one_game_has_an_unbounded_interval_not_a_point():
+    one_pair = estimate(Pentanomial((0, 0, 1, 0, 0)))
+    assert (one_pair.elo, one_pair.low, one_pair.high, one_pair.los) == (0.0, -math.inf, math.inf, 0.5)
+    one_game = estimate(Trinomial(0, 1, 0))
+    assert (one_game.low, one_game.high) == (-math.inf, math.inf)
+    two_pairs = estimate(Pentanomial((0, 0, 2, 0, 0)))
+    assert two_pairs.low == two_pairs.high == 0.0, "identical pairs: no spread (as fastchess reports it)"
