@@ -365,9 +365,13 @@ class LiveTable:
         state: dict | None = None,
         rated: bool = True,
         extra: dict | None = None,
+        seat_reasons: dict[int, str] | None = None,
     ) -> None:
         """The game is over: tell the viewers once the match is stored (or at once without a store),
-        then close their streams. Building and storing the record never raises into the game."""
+        then close their streams. Building and storing the record never raises into the game.
+        ``seat_reasons``: why each seat that left before the end left (a game of more than two
+        seats, where the end's ``reason`` is about the last ones out); the hosted-game runner
+        blames a seat by its own reason."""
         if self.result is not None:
             return
         if state is not None:
@@ -376,6 +380,8 @@ class LiveTable:
         self.clocks = {seat: None for seat in self.clocks}  # nobody's clock runs any more
         self.ended = self.hub.clock.seconds()
         self.result = {"scores": list(scores), "reason": reason}
+        if seat_reasons:
+            self.result["seat_reasons"] = dict(seat_reasons)
         detail = (extra or {}).get("detail")
         self.outcome = outcome_text(
             self.game,

@@ -103,6 +103,7 @@ class FightGame:
         self.end_reason: str | None = None  # LAST_TEAM, TURN_LIMIT, TIMEOUT ... once over
         # Teams that left the game during the turn being played, with why (for the record's move).
         self.dropped: dict[int, str] = {}
+        self.taken_out: dict[int, str] = {}  # team -> TIMEOUT or FORFEIT: how it was taken out before the end
         self.away: set[int] = set()  # teams whose AI dropped, within the grace period
         self.forfeited: set[int] = set()
         self.started_at = clock.seconds()
@@ -222,6 +223,7 @@ class FightGame:
         why = f"{self.names[team]} (team {team}) {how}"
         self._log.info("fight game {game}: {why}", game=self.id, why=why)
         self.dropped[team] = why
+        self.taken_out[team] = FORFEIT
         self.results[team] = Result.LOSE
         with self.batch:
             self.battle.remove_team(team)
@@ -302,6 +304,7 @@ class FightGame:
                 why = f"{self.names[team]} (team {team}) disqualified after {self._turns.policy.limit} timeouts in a row"
             self._log.info("fight game {game}: {why}", game=self.id, why=why)
             self.dropped[team] = why
+            self.taken_out[team] = TIMEOUT
             battle.remove_team(team)
         # The game cap ends the game after this turn as the turn limit would.
         if turn.capped:
@@ -334,6 +337,11 @@ class FightGame:
         if len(living) > 1:
             return TIME_CAP if capped else TURN_LIMIT
         return LAST_TEAM if living else ALL_KILLED
+
+    def out_reasons(self) -> dict[int, str]:
+        """Why each team that was taken out before the end went: ``timeout`` (disqualified),
+        ``forfeit`` (its AI left or did not come back); the others fell or lasted to the end."""
+        return dict(self.taken_out)
 
     def _end(self, results: dict[int, Result], reason: str) -> None:
         self.over = True

@@ -148,7 +148,7 @@ class FightService(GameService):
             for move, state, clocks, timing in self._held.pop(game.id, ()):
                 table.moved(None, move, state, None, clocks, timing=timing)  # the game is over: nothing is held back any more
             scores = tuple(_SCORES.get(game.results.get(team), 0.0) for team in range(len(game.players)))
-            table.finish(scores, game.end_reason, rated=game.end_reason != SHUTDOWN)
+            table.finish(scores, game.end_reason, rated=game.end_reason != SHUTDOWN, seat_reasons=game.out_reasons())
         for observer in [o for o, g in self._watching.items() if g is game]:
             del self._watching[observer]
             self.follow(observer)

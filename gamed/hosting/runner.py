@@ -246,6 +246,7 @@ class _Game:
             return HostedResult(self.game, names, None, None, (), "no game", f"no game: {why}", faults, stderr)
         scores = tuple(float(s) for s in table.result["scores"])
         reason = table.result["reason"]
+        own = table.result.get("seat_reasons", {})  # a seat taken out before the end: its own reason
         best = max(scores) if scores else 0.0
         faults = []
         for seat, program in enumerate(self.programs):
@@ -257,7 +258,7 @@ class _Game:
             trouble = program.trouble if early else None
             if trouble is None and early:
                 trouble = Trouble(Fault.PROTOCOL, "left the game (ended its program) before it was over")
-            faults.append(seat_fault(trouble, reason, lost))
+            faults.append(seat_fault(trouble, own.get(seat, reason), lost))
         return HostedResult(
             self.game, names, table.match_id, table.id, scores, reason, table.outcome or reason, tuple(faults), stderr
         )

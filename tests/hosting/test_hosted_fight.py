@@ -122,6 +122,23 @@ async def test_a_bot_whose_turns_time_out_is_disqualified_with_a_time_fault(tmp_
 
 
 @pytest_twisted.ensureDeferred
+async def test_in_a_four_team_fight_each_loser_is_blamed_for_its_own_way_out(tmp_path):
+    # The sleepy team is disqualified early for its timeouts; the game goes on between the three
+    # others and ends as fights end: only the sleepy one has a fault, and it is a time fault.
+    hub = LiveHub(reactor)
+    fight = FightService(FightConfig(teams=4, turn_time=1.0, strikes=2, max_turns=60), Limits(), reactor, hub=hub,
+                         fmap=resolve_map("four"))
+    games = HostedGames({"fight": fight}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=20.0)
+    bots = [bot("sleepy", f"{PY} {MISBEHAVE} sleep {tmp_path}")]
+    bots += [bot(name, f"{PY} {BOT} {seed} {tmp_path}") for seed, name in enumerate(("east", "south", "west"), 1)]
+    result = await games.play("fight", bots)
+    assert result.played and result.scores[0] == 0.0 and result.reason != "timeout", result
+    assert result.faults[0] is not None and result.faults[0].fault is Fault.TIME, result
+    assert result.faults[1:] == (None, None, None), result
+    assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest_twisted.ensureDeferred
 async def test_a_bot_that_exits_before_its_game_is_a_start_fault_and_the_table_is_released(tmp_path):
     games, fight = runner(tmp_path)
     result = await games.play("fight", [bot("steady", f"{PY} {BOT} 1 {tmp_path}"),
