@@ -77,6 +77,7 @@ class GamePort:
     unit: str  # the systemd socket unit that passes it ("gamed-fight-gui.socket"), named like the option
     help: str  # the option's help text
     plays: bool = True  # games are played on it (an observer port alone does not switch the game on)
+    bots: bool = True  # a hosted bot that connects itself is sent to the first such port (docs/hosting.md)
 
 
 @attrs.frozen

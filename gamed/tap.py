@@ -386,12 +386,13 @@ def _daemon_tournaments(cfg: Config, hosted, hub, reactor, services: dict):
 
 class BotAddresses:
     """Where a hosted bot that connects itself (``talk = "connect"``) finds its game: ``get(game)``
-    is ``(host, port)`` of the game's first TCP port that games are played on, once it listens
+    is ``(host, port)`` of the game's first TCP port that games are played on and bots log in on
+    (``GamePort.bots``: Combat's handshake port, not its binary one), once it listens
     (the bound port, also for port 0; 127.0.0.1 for a port on every interface), else ``default``."""
 
     def __init__(self, ports: ListeningPorts, games):
         self.ports = ports
-        self.options = {game.name: [p.option for p in game.ports if p.plays] for game in games}
+        self.options = {game.name: [p.option for p in game.ports if p.plays and p.bots] for game in games}
 
     def get(self, game: str, default: tuple[str, int] | None = None) -> tuple[str, int] | None:
         for option in self.options.get(game, ())[:1]:

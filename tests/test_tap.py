@@ -359,3 +359,19 @@ def test_hosted_bots_that_connect_get_the_daemons_players_and_each_games_first_p
     assert hosted.address.get("fight") == ("127.0.0.1", 4501)  # the AI port, not the GUI port
     assert hosted.address.get("chess", ("127.0.0.1", 0)) == ("127.0.0.1", 0)
     service.stopService()
+
+
+def test_a_bot_that_connects_itself_is_sent_to_the_port_it_can_log_in_on():
+    from gamed import registry
+    from gamed.ports import ListeningPorts, ServedPort
+
+    ports = ListeningPorts()
+    ports.ports += [
+        ServedPort("combat", "tcp:5688", host="0.0.0.0", port=5688),
+        ServedPort("combat-text", "tcp:5689", host="0.0.0.0", port=5689),
+        ServedPort("kalaha", "tcp:4600", host="127.0.0.2", port=4600),
+    ]
+    where = tap.BotAddresses(ports, registry.GAMES)
+    assert where.get("combat") == ("127.0.0.1", 5689), "Combat's binary port has no LOGIN: its handshake port"
+    assert where.get("kalaha") == ("127.0.0.2", 4600)
+    assert where.get("fight", ("x", 1)) == ("x", 1)

@@ -10,11 +10,14 @@ tables with every byte + 1. As host it sends the Default map; it shuffles its ar
 zone, keeps the board from the MOVE and ATTACK messages and the turn counter (0 at START, the
 next seat after every normal MOVE and every ATTACK), and on its turn moves a random movable unit
 one step (an attack when it can, half of the time). At GAMEOVER it exits. Standard library only;
-its argument (or GAMED_SEED) seeds its choices.
+its argument (or GAMED_SEED) seeds its choices. With GAMED_HOST and GAMED_PORT set (talk =
+"connect") it connects to the handshake port itself and sends ``LOGIN <GAMED_NAME> <GAMED_TOKEN>``
+and ``TABLE <GAMED_TABLE>`` before ``PLAY``.
 """
 
 import os
 import random
+import socket
 import struct
 import sys
 
@@ -96,15 +99,19 @@ class Bot:
         self.turn = 0 if self.turn >= self.seats - 1 else self.turn + 1
         self.play()
 
-    def handshake(self):
+    def handshake(self, first=b""):
         self.reader.readline()  # COMBAT gamed: ...
-        self.writer.write(b"PLAY\r\n")
+        self.writer.write(first + b"PLAY\r\n")
         self.writer.flush()
-        while not self.reader.readline().startswith(b"OK PLAY"):
-            pass
+        while True:
+            line = self.reader.readline()
+            if not line or line.startswith(b"ERROR"):
+                raise SystemExit(f"combat bot: refused: {line.decode('ascii', 'replace').strip() or 'connection closed'}")
+            if line.startswith(b"OK PLAY"):
+                return
 
-    def run(self):
-        self.handshake()
+    def run(self, first=b""):
+        self.handshake(first)
         while True:
             op = self.int()
             if op == SEAT:
@@ -151,7 +158,13 @@ class Bot:
 
 def main():
     rng = random.Random(int(os.environ.get("GAMED_SEED", sys.argv[1] if len(sys.argv) > 1 else "1")))
-    winner = Bot(sys.stdin.buffer, sys.stdout.buffer, rng).run()
+    host, port = os.environ.get("GAMED_HOST"), os.environ.get("GAMED_PORT")
+    if host and port:
+        sock = socket.create_connection((host, int(port)))
+        first = f"LOGIN {os.environ['GAMED_NAME']} {os.environ['GAMED_TOKEN']}\r\nTABLE {os.environ['GAMED_TABLE']}\r\n"
+        winner = Bot(sock.makefile("rb"), sock.makefile("wb"), rng).run(first.encode("ascii"))
+    else:
+        winner = Bot(sys.stdin.buffer, sys.stdout.buffer, rng).run()
     print(f"game over: winner seat {winner}", file=sys.stderr)
     return 0
 

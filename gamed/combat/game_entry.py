@@ -47,6 +47,7 @@ GAME = Game(
         GamePort(
             "combat", "listen", "combat", "gamed-combat.socket",
             "Listen for GGZ Combat clients (binary protocol 10); repeatable; 'none' = off [default: tcp:5688]",
+            bots=False,  # no text lines: a bot that connects itself logs in on the handshake port
         ),
         GamePort(
             "combat-text", "text_listen", "combat handshake", "gamed-combat-text.socket",

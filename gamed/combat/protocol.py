@@ -352,6 +352,12 @@ class CombatProtocol(LoginCommands, BackPressure, Protocol, TimeoutMixin):
     def seated(self) -> bool:
         return self.seat is not None or not self.handshake
 
+    def _placed(self, placement) -> None:
+        """Logged in with a host token (a hosted bot that connects itself): its table is the
+        daemon's from now on, as for a bot whose pipes the daemon bridges."""
+        super()._placed(placement)
+        self.table_name, self.table_seats = placement.table, None
+
     def login_ok(self, identity: Identity) -> None:
         self._use_name(identity)
         self._say(f"OK LOGIN {identity.name}")

@@ -136,3 +136,27 @@ def test_a_reserved_table_takes_only_its_placed_bots_and_they_keep_to_it():
     assert out2.value() == b"ERROR table match1 is reserved for a hosted game\r\n"  # bob sits there already
     combat.release_table("match1")
     assert not combat.table_waiting("match1")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_combat_bot_that_connects_itself_plays_a_piped_one(tmp_path):
+    """talk = "connect": LOGIN <name> <host token>, TABLE <table>, PLAY on the real handshake port."""
+    from gamed.config import PlayersConfig
+    from gamed.players import Players
+
+    players = Players(PlayersConfig(), None, reactor)  # no records: the host token needs no accounts
+    hub = LiveHub(reactor)
+    combat = CombatService(Limits(), reactor, CombatConfig(move_time=10.0, records=""), hub=hub, players=players)
+    port = reactor.listenTCP(0, combat.text_port_factory(), interface="127.0.0.1")
+    try:
+        games = HostedGames({"combat": combat}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=20.0,
+                            address={"combat": ("127.0.0.1", port.getHost().port)}, tokens=players)
+        net = parse_bot("netcombat", {"game": "combat", "command": f"{PY} {BOT} 7", "talk": "connect"}, ("combat",))
+        for seats in ((net, bot("piped", f"{PY} {BOT} 2 {tmp_path}")), (bot("piped", f"{PY} {BOT} 3 {tmp_path}"), net)):
+            result = await games.play("combat", list(seats))
+            assert result.played and result.faults == (None, None), result
+            assert result.bots == tuple(b.name for b in seats)
+        assert not players._hosted  # every host token is gone with its game
+        assert wait_gone(programs_with(str(tmp_path))) == [] and wait_gone(programs_with(BOT)) == []
+    finally:
+        await port.stopListening()
