@@ -5,6 +5,12 @@
  * (`make examples`), else gamed.reaper.
  *
  * Usage: gamed-reaper [--start LIMITS DIRECTORY] DAEMON_PID PATH ARGV...
+ *        gamed-reaper --exec LIMITS DIRECTORY DAEMON_PID PATH ARGV...
+ *
+ * With --exec it is only the launcher of bubblewrap (which is then the program's parent and the
+ * init of its pid namespace): the same session, limits, umask and directory as --start, SIGKILL
+ * as its death signal, exit 1 if the daemon is gone, then it execs PATH in its own place: one
+ * exec instead of util-linux's prlimit, setpriv, sh and setsid.
  *
  * With --start it is also the launcher (what gamed.hosting.sandbox's Python launcher or its
  * util-linux chain does before the reaper): it becomes the leader of a new session, sets the
@@ -146,6 +152,22 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 6 && strcmp(argv[1], "--exec") == 0) {
+        /* The launcher alone (bubblewrap is the program's parent, and its pid namespace's init
+         * reaps): session, limits, umask, directory, SIGKILL as the death signal, then exec. */
+        if (start(argv[2], argv[3]) != 0) {
+            say("cannot change to", argv[3]);
+            _exit(127);
+        }
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (getppid() != (pid_t)atoi(argv[4]))
+            _exit(1);
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGXFSZ, SIG_DFL);
+        execv(argv[5], argv + 6);
+        say("cannot execute", argv[5]);
+        _exit(127);
+    }
     if (argc >= 4 && strcmp(argv[1], "--start") == 0) {
         if (start(argv[2], argv[3]) != 0) {
             say("cannot change to", argv[3]);

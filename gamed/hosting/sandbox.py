@@ -183,6 +183,9 @@ def launch_command(
             *[x for key, value in sorted(env.items()) for x in ("--setenv", key, value)],
             "--", *argv,
         ]
+        if _native_reaper():  # one exec of the native launcher, then bubblewrap in its place
+            limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
+            return NATIVE_REAPER, [NATIVE_REAPER, "--exec", limit_text, workdir, str(os.getpid()), *program]
     elif _native_reaper():
         # The native reaper is its own launcher: one exec, and Twisted's posix_spawn (no path).
         limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
@@ -228,7 +231,7 @@ def spawn_directory(workdir: str, isolation: Isolation) -> str | None:
     its start changes directory itself (the quick start, the native reaper), so that Twisted can
     start it with posix_spawn instead of forking the daemon (a fork copies the daemon's page
     tables: milliseconds of its CPU per program)."""
-    return None if _QUICK_START or (not isolation.bwrap and _native_reaper()) else workdir
+    return None if _QUICK_START or _native_reaper() else workdir
 
 
 def bwrap_signal(exit_code: int | None, isolated: bool) -> int | None:

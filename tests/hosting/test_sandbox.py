@@ -76,7 +76,7 @@ def test_the_exit_status_and_a_missing_program_read_the_same(tmp_path, monkeypat
 
 
 @pytest.mark.skipif(not sandbox.Isolation.detect("auto").bwrap, reason="bubblewrap does not work here")
-@pytest.mark.parametrize("start", ["quick", "python"])
+@pytest.mark.parametrize("start", STARTS)
 def test_bubblewrap_starts_give_the_same_limits_and_umask(tmp_path, monkeypatch, native_reaper, start):
     done = command(monkeypatch, start, native_reaper, sandbox.Isolation.detect("bwrap"), str(tmp_path))
     assert done.returncode == 0, done.stderr
