@@ -24,7 +24,7 @@ all: $(VENV)/.installed examples
 examples: $(VENV)/.installed
 	$(MAKE) --no-print-directory -C examples/stratego
 	$(MAKE) --no-print-directory -C examples/bots
-	$(CC) -O2 -Wall -Wextra -o gamed/hosting/gamed-reaper gamed/hosting/reaper.c
+	$(MAKE) --no-print-directory gamed/hosting/gamed-reaper
 	$(MAKE) --no-print-directory -C gamed/connect4/native install ENGINES_DIR=$(CURDIR)/engines PYTHON=$(CURDIR)/$(BIN)/python
 
 check-python:
@@ -39,10 +39,15 @@ $(VENV)/.installed: setup.cfg pyproject.toml twisted/plugins/gamed_plugin.py | c
 
 # A regular (non-editable) install is what twistd runs, so reinstall the package whenever its
 # sources change; cheap, and it keeps `make run` honest.
-$(VENV)/.package: $(VENV)/.installed $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.ico' 2>/dev/null)
+$(VENV)/.package: $(VENV)/.installed gamed/hosting/gamed-reaper $(shell find gamed -name '*.py' -o -name '*.md' -o -name '*.map' -o -name '*.txt' -o -name '*.html' -o -name '*.js' -o -name '*.css' -o -name '*.ico' 2>/dev/null)
 	$(BIN)/python -m pip install --quiet --no-deps --force-reinstall .
 	$(MAKE) --no-print-directory plugin-cache
 	touch $@
+
+# Installed with the package (setup.cfg package_data) so that twistd's hosted programs use it;
+# without a C compiler it is left out and gamed.reaper does its work.
+gamed/hosting/gamed-reaper: gamed/hosting/reaper.c
+	-$(CC) -O2 -Wall -Wextra -o $@ gamed/hosting/reaper.c
 
 .PHONY: plugin-cache
 plugin-cache:
