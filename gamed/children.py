@@ -188,6 +188,12 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(fields[1]), int(fields[19])
 
 
+def start_time(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot, from /proc), None when it is not running."""
+    stat = _stat(pid)
+    return None if stat is None else stat[1]
+
+
 def _children_of(pid: int) -> set[int] | None:
     """The children of ``pid`` from /proc/PID/task/*/children (None without that file)."""
     found: set[int] = set()

@@ -294,6 +294,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             ended DOUBLE PRECISION,
             PRIMARY KEY (tournament_id, number))""",
     ),
+    (  # 8: who plays a tournament just now (gamed.competition.store.claim): its process as
+        # <host>:<pid>:<start time> and until when its claim holds without being renewed.
+        "ALTER TABLE tournaments ADD COLUMN runner TEXT",
+        "ALTER TABLE tournaments ADD COLUMN lease DOUBLE PRECISION",
+    ),
 )
 
 

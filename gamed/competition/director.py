@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from twisted.internet import defer
+from twisted.internet import defer, task
 from twisted.logger import Logger
 
 from gamed.competition.formats import Format, Game, MatchLine, Played, Row
-from gamed.competition.store import Stored, TournamentStore
+from gamed.competition.store import LEASE, Stored, TournamentStore, this_runner
 
 
 @attrs.frozen
@@ -147,6 +147,33 @@ class _Run:
         self.played = dict(self.stored.played)
         if self.stored.state != "running" and fmt.finished(self.games, self.played) and self._all_played():
             return self._report()
+        # One process plays a tournament at a time: a second run (of the daemon or the command) is refused.
+        runner = this_runner()
+        await store.claim(self.stored.id, runner)
+        renew = task.LoopingCall(self._renew, runner)
+        renew.clock = self.director.reactor
+        renew.start(LEASE / 3, now=False).addErrback(
+            lambda f: self.director._log.failure("renewing the claim on tournament {name} failed", f, name=d.name))
+        try:
+            return await self._play(runner)
+        finally:
+            if renew.running:
+                renew.stop()
+            try:
+                await store.release(self.stored.id, runner)
+            except Exception:
+                self.director._log.failure("releasing tournament {name} failed", name=d.name)
+
+    def _renew(self, runner: str) -> defer.Deferred:
+        d = self.director.store.claim(self.stored.id, runner)
+        d.addErrback(lambda f: self.director._log.failure(
+            "tournament {name}: its claim could not be renewed", f, name=self.definition.name))
+        return d
+
+    async def _play(self, runner: str) -> Report:
+        d = self.definition
+        fmt = d.format
+        store = self.director.store
         if self.stored.state != "running":
             await store.set_state(self.stored.id, "running")
         self._tell()

@@ -9,12 +9,17 @@ game kept once, and plays the unfinished ones again with the same seats and open
 from __future__ import annotations
 
 import json
+import math
+import os
+import socket
+import time
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 from twisted.internet import defer
 
+from gamed import children
 from gamed.competition.formats import Game, Played
 
 
@@ -72,6 +77,37 @@ class TournamentStore:
 
     def remove(self, name: str) -> defer.Deferred:
         return self.records.run_interaction(_remove, self.records.dialect, name)
+
+    def claim(self, tournament_id: int, runner: str) -> defer.Deferred:
+        """Make ``runner`` (``this_runner()``) the one process that plays the tournament, for
+        ``LEASE`` seconds (``claim`` again to keep it); TournamentError naming the process that
+        plays it already, unless its lease has run out or it is a process of this machine that
+        is gone (a SIGKILLed run is taken over at once)."""
+        return self.records.run_interaction(_claim, self.records.dialect, tournament_id, runner, time.time())
+
+    def release(self, tournament_id: int, runner: str) -> defer.Deferred:
+        """``runner`` plays the tournament no more."""
+        return self.records.run_interaction(_release, self.records.dialect, tournament_id, runner)
+
+
+# Seconds a claim on a tournament holds without being renewed (a runner renews it every third of it).
+LEASE = 30.0
+
+
+def this_runner() -> str:
+    """Who plays: ``<host>:<pid>:<start time>`` of this process (the start time tells a reused pid apart)."""
+    started = children.start_time(os.getpid())
+    return f"{socket.gethostname()}:{os.getpid()}:{started if started is not None else 0}"
+
+
+def _gone(runner: str) -> bool:
+    """True when ``runner`` names a process of this machine that is not running any more."""
+    host, _, rest = runner.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    now = children.start_time(int(pid))
+    return now is None or str(now) != started
 
 
 def _begin(cursor: Any, dialect: Any) -> None:
@@ -178,6 +214,29 @@ def _finish_game(cursor: Any, dialect: Any, tournament_id: int, played: Played, 
 def _set_state(cursor: Any, dialect: Any, tournament_id: int, state: str, finished: float | None) -> None:
     _begin(cursor, dialect)
     cursor.execute(dialect.sql("UPDATE tournaments SET state = ?, finished = ? WHERE id = ?"), (state, finished, tournament_id))
+
+
+def _claim(cursor: Any, dialect: Any, tournament_id: int, runner: str, now: float) -> None:
+    _begin(cursor, dialect)
+    cursor.execute(dialect.sql("SELECT name, runner, lease FROM tournaments WHERE id = ?"), (tournament_id,))
+    row = cursor.fetchone()
+    if row is None:
+        raise TournamentError(f"no tournament with id {tournament_id}")
+    name, holder, lease = row
+    if holder not in (None, runner) and lease is not None and float(lease) > now and not _gone(holder):
+        host, _, rest = holder.partition(":")
+        raise TournamentError(
+            f"tournament {name} is being played by process {rest.partition(':')[0]} on {host}; "
+            f"stop that one first (or wait {math.ceil(float(lease) - now)} s if it is gone)"
+        )
+    cursor.execute(dialect.sql("UPDATE tournaments SET runner = ?, lease = ? WHERE id = ?"), (runner, now + LEASE, tournament_id))
+
+
+def _release(cursor: Any, dialect: Any, tournament_id: int, runner: str) -> None:
+    _begin(cursor, dialect)
+    cursor.execute(
+        dialect.sql("UPDATE tournaments SET runner = NULL, lease = NULL WHERE id = ? AND runner = ?"), (tournament_id, runner)
+    )
 
 
 def _remove(cursor: Any, dialect: Any, name: str) -> str:

@@ -101,6 +101,10 @@ def test_a_tournament_killed_mid_way_resumes_with_every_finished_game_kept_once(
     while len(finished_games(db)) < 3 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert first.poll() is None, "the tournament ended before it could be killed"
+    # One process plays a tournament: a second run while the first plays is refused in one line.
+    rival = gamed("tournament", "run", "long", "--config", str(conf), cwd=tmp_path)
+    assert rival.returncode == 1 and rival.stderr.count("\n") == 1, rival.stderr
+    assert f"tournament long is being played by process {first.pid} on " in rival.stderr
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=30)
     before = finished_games(db)
