@@ -157,7 +157,8 @@ async def run(reactor, args) -> int:
         "hosted start: none = "
         + ("the native reaper (gamed/hosting/gamed-reaper)" if os.access(sandbox.NATIVE_REAPER, os.X_OK) else
            "the Python launcher and gamed.reaper" if not sandbox._QUICK_START else "prlimit/setpriv/sh/setsid and gamed.reaper")
-        + "; bwrap = " + ("prlimit/setpriv/sh/setsid, then bwrap" if sandbox._QUICK_START else "the Python launcher, then bwrap"),
+        + "; bwrap = " + ("the native launcher (gamed-reaper --exec), then bwrap" if os.access(sandbox.NATIVE_REAPER, os.X_OK) else
+                          "prlimit/setpriv/sh/setsid, then bwrap" if sandbox._QUICK_START else "the Python launcher, then bwrap"),
         flush=True,
     )
     isolations = []
