@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 from twisted.internet import defer, error
+from twisted.internet import process as _process
+from twisted.internet.posixbase import PosixReactorBase
 from twisted.internet.interfaces import IAddress, IReactorTime
 from twisted.internet.protocol import ProcessProtocol
 from twisted.internet.task import LoopingCall
@@ -159,16 +161,20 @@ class HostedProgram(ProcessProtocol):
         executable, args = sandbox.launch_command(
             self.spec.argv, self.workdir, self.spec.limits, self.isolation, self.env, network=self.network
         )
+        path = sandbox.spawn_directory(self.workdir, self.isolation)
         try:
-            reactor.spawnProcess(self, executable, args, env=self.env, path=sandbox.spawn_directory(self.workdir, self.isolation))
+            if executable == sandbox.NATIVE_REAPER and path is None and isinstance(reactor, PosixReactorBase):
+                _NativeStart(reactor, executable, args, self.env, None, self, None, None, None)
+            else:
+                reactor.spawnProcess(self, executable, args, env=self.env, path=path)
         except (OSError, error.ProcessExitedAlready) as e:
             self.trouble = Trouble(Fault.START, f"cannot start {self.spec.argv[0]}: {e}")
             self._finish(None)
 
     def connectionMade(self) -> None:  # noqa: N802
         self.pid = self.transport.pid
-        self._tree = children.process_tree(self.pid) or {self.pid: 0}
-        self._started_at = self._tree.get(self.pid)
+        self._started_at = children.start_time(self.pid)  # (only the launcher exists yet)
+        self._tree = {self.pid: self._started_at or 0}
         self._watch = LoopingCall(self._look)
         self._watch.clock = self.clock
         self._watch.start(WATCH_EVERY, now=False)
@@ -415,6 +421,24 @@ class HostedProgram(ProcessProtocol):
 
     def stderr_text(self) -> str:
         return self.stderr_tail.decode("utf-8", "replace")
+
+
+class _NativeStart(_process.Process):
+    """A program started through the native launcher (gamed-reaper), which closes every file
+    descriptor but 0, 1 and 2 as the first thing it does: so its posix_spawn needs only the three
+    dup2s of its pipes, not Twisted's look at every descriptor the daemon has open (one fcntl each:
+    hundreds with many games in play). Otherwise Twisted's own process, reaping and pipes."""
+
+    def _trySpawnInsteadOfFork(self, path, uid, gid, executable, args, environment, kwargs):  # noqa: N802
+        fdmap = kwargs.get("fdmap") or {}
+        if uid is not None or gid is not None or path is not None or sorted(fdmap) != [0, 1, 2] \
+                or any(parent < 3 for parent in fdmap.values()):
+            return super()._trySpawnInsteadOfFork(path, uid, gid, executable, args, environment, kwargs)
+        ignored = [s for s in range(1, signal.NSIG) if signal.getsignal(s) == signal.SIG_IGN]
+        actions = [(os.POSIX_SPAWN_DUP2, parent, child) for child, parent in sorted(fdmap.items())]
+        self.pid = os.posix_spawn(executable, args, environment, file_actions=actions, setsigdef=ignored)
+        self.status = -1
+        return True
 
 
 def _usage(pid: int) -> tuple[int, float]:

@@ -7,6 +7,8 @@
  * Usage: gamed-reaper [--start LIMITS DIRECTORY] DAEMON_PID PATH ARGV...
  *        gamed-reaper --exec LIMITS DIRECTORY DAEMON_PID PATH ARGV...
  *
+ * It closes every file descriptor above 2 first (the daemon leaves that to it).
+ *
  * With --exec it is only the launcher of bubblewrap (which is then the program's parent and the
  * init of its pid namespace): the same session, limits, umask and directory as --start, SIGKILL
  * as its death signal, exit 1 if the daemon is gone, then it execs PATH in its own place: one
@@ -150,8 +152,22 @@ static double now(void)
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* Every file descriptor above 2 closed: the daemon starts it without closing its own ones (those
+ * without close-on-exec, such as sockets systemd passed), so that no hosted program inherits them. */
+static void close_the_rest(void)
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0)
+        return;
+#endif
+    long most = sysconf(_SC_OPEN_MAX);
+    for (long fd = 3; fd < (most > 0 && most < 1048576 ? most : 65536); fd++)
+        close((int)fd);
+}
+
 int main(int argc, char **argv)
 {
+    close_the_rest();
     if (argc >= 6 && strcmp(argv[1], "--exec") == 0) {
         /* The launcher alone (bubblewrap is the program's parent, and its pid namespace's init
          * reaps): session, limits, umask, directory, SIGKILL as the death signal, then exec. */

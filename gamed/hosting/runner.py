@@ -233,7 +233,10 @@ class _Game:
             self.owner.tokens.drop_host_token(token)
         for path, remove in self.workdirs:
             if remove:
-                shutil.rmtree(path, ignore_errors=True)
+                try:
+                    os.rmdir(path)  # most programs leave their fresh directory empty
+                except OSError:
+                    shutil.rmtree(path, ignore_errors=True)
         self.result.callback(self._result())
 
     def _result(self) -> HostedResult:

@@ -174,3 +174,25 @@ async def test_a_program_whose_exit_another_part_of_the_daemon_reaped_still_ends
             guard.cancel()
     assert program.done and trouble is None
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest_twisted.ensureDeferred
+async def test_a_hosted_program_inherits_no_descriptor_of_the_daemon(tmp_path, isolation):
+    # A descriptor of the daemon without close-on-exec (as systemd passes listening sockets):
+    # the program still has only its stdin, stdout and stderr.
+    leaky = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(leaky, True)
+    try:
+        script = tmp_path / "fds.sh"
+        script.write_text(f"#!/bin/sh\nls /proc/self/fd >&2\nexec {PY} {BOTS}/kalaha_bot.py 3\n")
+        script.chmod(0o755)
+        games = runner(tmp_path, isolation)
+        result = await games.play("kalaha", [bot("fds", "kalaha", str(script)),
+                                             bot("plain", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 4")])
+        assert result.played and result.faults == (None, None), result
+        listed = sorted(int(fd) for fd in result.stderr[0].split())
+        assert listed[:3] == [0, 1, 2] and len(listed) == 4, listed  # (the fourth is ls's own listing)
+        assert leaky not in listed[:3]
+    finally:
+        os.close(leaky)
