@@ -4,7 +4,7 @@
 and minimal environment, a fresh working directory, its stdin open and nothing said on it), and
 waits ``within`` seconds: a program that ends by itself in that time (a crash at start-up, a
 missing module, a command such as ``/bin/false``) is reported with its exit status and the first
-line of its stderr; one that still runs is killed with its whole tree, so that nothing of it
+line of its stderr (of a Python traceback, the last: the exception); one that still runs is killed with its whole tree, so that nothing of it
 survives the check. Only a bot that talks on stdio is checked: one that connects itself would need
 a port of the daemon to connect to, and exits at once without it.
 """
@@ -46,10 +46,17 @@ async def exits_at_once(spec: BotSpec, reactor: Any, isolation: Isolation, withi
         words = "exited at once" + (f" (status {status})" if status is not None else "")
         if program.trouble is not None and status is None:
             words += f" ({program.trouble.text()})"
-        first = next((line.strip() for line in program.stderr_text().splitlines() if line.strip()), "")
-        return words + (f"; stderr: {first}" if first else "")
+        return words + (f"; stderr: {line}" if (line := _telling_line(program.stderr_text())) else "")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _telling_line(stderr: str) -> str:
+    """The first line of ``stderr``; of a Python traceback, its last (the exception and why)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return lines[-1] if lines[0].startswith("Traceback (most recent call last)") else lines[0]
 
 
 async def _ended(program: HostedProgram) -> None:

@@ -116,6 +116,8 @@ def test_each_bad_bot_is_refused_with_one_line_and_nothing_is_stored(tmp_path):
     one_error(add("plain", "./plain.txt"), f"bots.plain.command: {tmp_path / 'plain.txt'} is not an executable file")
     one_error(add("false", "/bin/false"), "bot false: its command exited at once (status 1)")
     one_error(add("exit3", "./exit3.sh"), "bot exit3: its command exited at once (status 3); stderr: no model file here")
+    one_error(add("py", f"{PY} -c 'import no_such_module_here'"),
+              "bot py: its command exited at once (status 1); stderr: ModuleNotFoundError: No module named 'no_such_module_here'")
     one_error(add("quiet", "/bin/true"), "bot quiet: its command exited at once (status 0)")
     one_error(gamed("bot", "add", "chess", "--game", "chess", "--command", f"{PY} {BOT}", *db, cwd=tmp_path),
               "bots.chess.game must be one of kalaha,", "not 'chess'")
