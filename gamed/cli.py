@@ -198,7 +198,8 @@ async def _player(reactor: Any, args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``,
-    ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``."""
+    ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``,
+    ``gamed tournament ...`` and ``gamed bot add|list|show|remove ...``."""
     from twisted.internet import defer, task
 
     args = _parser().parse_args(argv)

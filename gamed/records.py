@@ -6,6 +6,8 @@ thread pool of ``twisted.enterprise.adbapi``; every public method returns a Defe
 the reactor. A finished match is written in ONE transaction together with the rating updates, so a
 crash never leaves a match without its seats, moves or ratings. The accounts players log in with
 (gamed.accounts) are kept in the same database; a seat and a rating carry the account they belong to.
+So are tournaments (gamed.competition.store) and the hosted bots of ``gamed bot add``
+(gamed.hosting.store).
 
 The schema is versioned: table ``schema_version`` holds one row per applied migration, and
 ``start()`` applies the missing ones (all in one transaction), so opening a database made by an

@@ -16,7 +16,12 @@ import shlex
 import time
 from typing import Any
 
+import attrs
+
 from gamed.hosting.spec import WORKDIRS, TALKS, BotLimits, SpecError, parse_bot, parse_limits
+
+
+_LIMIT_NAMES = tuple(f.name for f in attrs.fields(BotLimits))
 
 
 def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
@@ -53,9 +58,6 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     show.add_argument("name", metavar="NAME")
     remove = actions.add_parser("remove", parents=[common], help="forget a bot of the records database (its matches stay)")
     remove.add_argument("name", metavar="NAME")
-
-
-_LIMIT_NAMES = ("cpu", "memory", "files", "processes", "output", "disk")
 
 
 def limit_values(given: list[str]) -> dict[str, Any]:

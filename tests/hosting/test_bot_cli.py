@@ -230,3 +230,26 @@ def test_a_name_in_the_config_and_the_database_or_a_stored_program_gone_stops_st
     shown = gamed("bot", "show", "alpha", *db)
     assert shown.returncode == 0 and f"problem:   bots.alpha.command: {copy} does not exist" in shown.stdout
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+def test_the_daemon_plays_its_tournament_with_a_stored_bot(tmp_path):
+    from tests.competition.test_tournament_cli import _daemon, _wait, finished_games
+
+    conf = _config(
+        tmp_path, {"alpha": f"{PY} {BOT} 1 {tmp_path}"},
+        '[tournaments.league]\ngame = "kalaha"\nformat = "round-robin"\nbots = ["alpha", "stored"]\nrounds = 2\ndaemon = true\n',
+    )
+    out = gamed("bot", "add", "stored", "--game", "kalaha", "--command", f"{PY} {BOT} 4 {tmp_path}", "--config", str(conf))
+    assert out.returncode == 0, out.stderr
+    daemon = _daemon(conf, tmp_path)
+    try:
+        _wait(lambda: "tournament league: finished, 2 games" in (tmp_path / "daemon.log").read_text()
+              or daemon.poll() is not None, "the end line")
+        assert daemon.poll() is None, (tmp_path / "daemon.log").read_text()
+    finally:
+        daemon.terminate()
+        daemon.wait(30)
+    assert sorted(finished_games(tmp_path / "records.sqlite")) == [1, 2]
+    log = (tmp_path / "daemon.log").read_text()
+    assert "hosted bots: 2 registered (alpha, stored)" in log and "Traceback" not in log, log
+    assert wait_gone(programs_with(str(tmp_path))) == []
