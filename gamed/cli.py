@@ -1,7 +1,8 @@
 """The ``gamed`` command: tools around the daemon's data. ``gamed export MATCH_ID`` prints a stored
 match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accounts) that may log in;
 ``gamed tournament run|list|status|standings|export|remove`` runs and shows tournaments between
-hosted bots (gamed.competition.cli).
+hosted bots (gamed.competition.cli); ``gamed bot add|list|show|remove`` keeps hosted bots in the
+records database (gamed.hosting.cli).
 
 The daemon itself runs with ``twistd -n gamed``; this command works on its records database, also
 while the daemon runs (SQLite's WAL journal and busy timeout let both write the same file).
@@ -44,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--records", "--database", dest="database", metavar="URL", help=_DATABASE_HELP)
     common.add_argument("--config", metavar="FILE", help="the daemon's config file (its [tournaments.*], [bots.*] and [records])")
     tournament_cli.add_parser(commands, common)
+    from gamed.hosting import cli as bot_cli
+
+    bot_cli.add_parser(commands, common)
     return parser
 
 
@@ -194,7 +198,8 @@ async def _player(reactor: Any, args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``,
-    ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``."""
+    ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``,
+    ``gamed tournament ...`` and ``gamed bot add|list|show|remove ...``."""
     from twisted.internet import defer, task
 
     args = _parser().parse_args(argv)
@@ -206,6 +211,10 @@ def main(argv: list[str] | None = None) -> None:
         from gamed.competition import cli as tournament_cli
 
         task.react(lambda reactor: defer.ensureDeferred(tournament_cli.main(reactor, args, _records, _fail)))
+    elif args.command == "bot":
+        from gamed.hosting import cli as bot_cli
+
+        task.react(lambda reactor: defer.ensureDeferred(bot_cli.main(reactor, args, _records, _fail)))
 
 
 if __name__ == "__main__":

@@ -552,14 +552,16 @@ def _validate_ladder(ladder: LadderConfig) -> None:
 
 
 def _validate_tournaments(config: Config) -> None:
-    """Every tournament's bots are registered hosted bots of its game; tournaments need records."""
+    """Every tournament's bots are registered hosted bots of its game; tournaments need records.
+    With a records database a bot the config does not name may be one ``gamed bot add`` stored:
+    start-up checks those (gamed.tap.with_stored_bots), with the same words."""
     if not config.tournaments.tournaments:
         return
     from gamed.competition.spec import SpecError, check_bots
 
     for spec in config.tournaments.tournaments:
         try:
-            check_bots(spec, config.bots.bots)
+            check_bots(spec, config.bots.bots, unknown_ok=bool(config.records.database))
         except SpecError as e:
             raise ConfigError(str(e)) from None
     if not config.records.database:

@@ -6,6 +6,8 @@ thread pool of ``twisted.enterprise.adbapi``; every public method returns a Defe
 the reactor. A finished match is written in ONE transaction together with the rating updates, so a
 crash never leaves a match without its seats, moves or ratings. The accounts players log in with
 (gamed.accounts) are kept in the same database; a seat and a rating carry the account they belong to.
+So are tournaments (gamed.competition.store) and the hosted bots of ``gamed bot add``
+(gamed.hosting.store).
 
 The schema is versioned: table ``schema_version`` holds one row per applied migration, and
 ``start()`` applies the missing ones (all in one transaction), so opening a database made by an
@@ -294,7 +296,23 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             ended DOUBLE PRECISION,
             PRIMARY KEY (tournament_id, number))""",
     ),
-    (  # 8: who plays a tournament just now (gamed.competition.store.claim): its process as
+    (  # 8: hosted bots registered with ``gamed bot add`` (gamed.hosting.store), besides the
+        # config's [bots.<name>] tables: the command as a JSON argv list (its program already made
+        # absolute), and only the limits given (JSON), so that a stored bot keeps the defaults of
+        # the gamed that runs it for the rest. A name is unique in any case, as the config's are.
+        """CREATE TABLE bots (
+            id {id},
+            name TEXT NOT NULL,
+            game TEXT NOT NULL,
+            command TEXT NOT NULL,
+            workdir TEXT NOT NULL,
+            directory TEXT NOT NULL,
+            talk TEXT NOT NULL,
+            limits TEXT NOT NULL,
+            added DOUBLE PRECISION NOT NULL)""",
+        "CREATE UNIQUE INDEX bots_name ON bots (lower(name))",
+    ),
+    (  # 9: who plays a tournament just now (gamed.competition.store.claim): its process as
         # <host>:<pid>:<start time> and until when its claim holds without being renewed.
         "ALTER TABLE tournaments ADD COLUMN runner TEXT",
         "ALTER TABLE tournaments ADD COLUMN lease DOUBLE PRECISION",
@@ -458,6 +476,38 @@ class RecordStore:
             conn.close()
         self._migrated(had)
         return had
+
+    def run_now(self, interaction: Callable[..., Any], *args: Any) -> Any:
+        """Run ``interaction(cursor, *args)`` in one transaction on a connection of its own and
+        close it again, synchronously, after ``prepare()``: for start-up, before the reactor runs
+        (the daemon reading the bots ``gamed bot add`` stored). A database that cannot be read
+        raises RecordsError with the reason; the interaction's own errors pass through."""
+        try:
+            if self.dialect is SQLITE:
+                import sqlite3
+
+                self._check_sqlite_path()
+                conn = sqlite3.connect(self._target)
+                _sqlite_opened(conn)
+            else:
+                import psycopg
+
+                conn = psycopg.connect(self._target, connect_timeout=10)
+        except RecordsError:
+            raise
+        except Exception as e:  # the driver's and the file system's own errors
+            text = str(e).strip()
+            why = text.splitlines()[0] if text else type(e).__name__
+            raise RecordsError(f"cannot open the records database {self.url}: {why}") from None
+        try:
+            result = interaction(conn.cursor(), *args)
+            conn.commit()
+            return result
+        except Exception:
+            conn.rollback()
+            raise
+        finally:
+            conn.close()
 
     def start(self) -> defer.Deferred:
         """Open the database and bring its schema up to date; fires with the version it had."""

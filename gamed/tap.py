@@ -277,6 +277,7 @@ class GamedService(MultiService):
     def __init__(self) -> None:
         super().__init__()
         self.ports = ListeningPorts()
+        self.bots: tuple = ()  # every hosted bot (gamed.hosting.spec.BotSpec): the config's, then the stored ones
 
     def privilegedStartService(self) -> None:  # noqa: N802
         with _listen_errors():
@@ -326,6 +327,8 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     budget = connection_budget(cfg, open_file_limit())
     root = GamedService()
     hub = _live_hub(cfg, root, reactor)
+    cfg = with_stored_bots(cfg, getattr(hub, "store", None))
+    root.bots = cfg.bots.bots  # the config's and the records database's (gamed tournament run plays them)
     ports = root.ports
 
     def listen(service, section: str, port: registry.GamePort, factory) -> None:
@@ -369,6 +372,36 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     tune_garbage_collector()
     tune_thread_switching()
     return root
+
+
+def with_stored_bots(cfg: Config, records) -> Config:
+    """``cfg`` with the bots ``gamed bot add`` stored in ``records`` (a prepared RecordStore, or
+    None) after its own (gamed.hosting.store.registered_bots: a name in both, or a stored bot
+    whose program is gone, stops start-up with one line), and every tournament's bots checked
+    against them all (the config defers that check to here when it has a records database)."""
+    from gamed.competition import spec as tournament_spec
+    from gamed.hosting.spec import SpecError
+
+    bots = cfg.bots.bots
+    if records is not None:
+        from gamed.hosting.store import registered_bots, stored_bots_now
+
+        with _records_errors():
+            stored = stored_bots_now(records)
+        try:
+            bots = registered_bots(bots, stored, tuple(game.name for game in registry.GAMES))
+        except SpecError as e:
+            raise SystemExit(f"gamed: cannot start: {e}") from None
+    for spec in cfg.tournaments.tournaments:
+        try:
+            tournament_spec.check_bots(spec, bots)
+        except tournament_spec.SpecError as e:
+            raise SystemExit(f"gamed: cannot start: {e}") from None
+    if bots == cfg.bots.bots:
+        return cfg
+    import attrs
+
+    return attrs.evolve(cfg, bots=attrs.evolve(cfg.bots, bots=bots))
 
 
 def _daemon_tournaments(cfg: Config, hosted, hub, reactor, services: dict):

@@ -32,7 +32,7 @@ from gamed.records import (
 )
 
 PG_URL = os.environ.get("GAMED_TEST_POSTGRES_URL", "")
-TABLES = ("tournament_games", "tournaments", "moves", "seats", "ratings", "matches", "accounts", "schema_version")
+TABLES = ("bots", "tournament_games", "tournaments", "moves", "seats", "ratings", "matches", "accounts", "schema_version")
 
 
 def _reactor():

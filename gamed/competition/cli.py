@@ -2,7 +2,8 @@
 
 ``run NAME --config FILE`` plays the config's ``[tournaments.NAME]`` in this process: it builds
 the daemon's own services for that game (gamed.tap.makeService, its ports on loopback only, no
-web site), plays the games with the hosted bots of ``[bots.<name>]``, keeps every game in the
+web site), plays the games with the hosted bots of ``[bots.<name>]`` and of ``gamed bot add``
+(the records database's, joined to the config's by gamed.tap.with_stored_bots), keeps every game in the
 records database, and shows a progress bar on a terminal (a line per game otherwise). Stopped
 (Ctrl-C, SIGTERM, even SIGKILL) and run again, it resumes where it stopped. The other actions
 read the records database only.
@@ -195,7 +196,7 @@ async def _run(reactor: Any, args: argparse.Namespace, fail: Any) -> None:
     if hosted is None or records is None:
         fail("a tournament needs hosted bots ([bots.<name>]) and a records database")
     root.startService()
-    director = Director(TournamentStore(records, reactor), hosted, {b.name: b for b in cfg.bots.bots}, reactor)
+    director = Director(TournamentStore(records, reactor), hosted, {b.name: b for b in root.bots}, reactor)
     tty = sys.stdout.isatty() and not args.quiet
     last = {"line": ""}
 

@@ -106,12 +106,16 @@ def _kind_words(kind: type | tuple[type, ...]) -> str:
     return "number"
 
 
-def check_bots(spec: TournamentSpec, bots: Sequence[Any]) -> None:
-    """Every bot of ``spec`` is a registered hosted bot (``[bots.<name>]``) of its game."""
+def check_bots(spec: TournamentSpec, bots: Sequence[Any], unknown_ok: bool = False) -> None:
+    """Every bot of ``spec`` is a registered hosted bot (``[bots.<name>]`` or ``gamed bot add``) of
+    its game. ``unknown_ok``: check only the bots ``bots`` has (the others may be in the records
+    database, checked at start-up)."""
     registered = {b.name.lower(): b for b in bots}
     for name in spec.bots:
         bot = registered.get(name.lower())
         if bot is None:
-            raise SpecError(f"tournaments.{spec.name}: no hosted bot {name} (register it as [bots.{name}])")
+            if unknown_ok:
+                continue
+            raise SpecError(f"tournaments.{spec.name}: no hosted bot {name} (register it as [bots.{name}] or with gamed bot add)")
         if bot.game != spec.game:
             raise SpecError(f"tournaments.{spec.name}: bot {bot.name} plays {bot.game}, not {spec.game}")

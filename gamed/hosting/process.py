@@ -153,6 +153,7 @@ class HostedProgram(ProcessProtocol):
         self._pid_line = b""
         self.stopped = False  # the daemon ended it (its game was over, or a limit was crossed)
         self.released = False  # the game closed its connection before it ended
+        self.exit_status: int | None = None  # its exit status once ended by an exit (not a signal)
 
     # --- starting ----------------------------------------------------------------------------
 
@@ -387,6 +388,8 @@ class HostedProgram(ProcessProtocol):
             left = children.reap(left)
             if left:
                 self.clock.callLater(WATCH_EVERY * 5, children.reap, left)
+        if reason is not None:
+            self.exit_status = getattr(reason.value, "exitCode", None)
         trouble = self.trouble
         if trouble is None and reason is not None and not self.stopped:
             trouble = self._judge(reason.value)
