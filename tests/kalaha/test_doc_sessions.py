@@ -11,8 +11,11 @@ import pytest
 from twisted.internet.task import Clock
 
 from gamed import seats
+from gamed.identity import Identity
+from gamed.seats import Placement
 from tests.docsessions import replay_in_memory, sessions
 from tests.kalaha.harness import Client, make_service
+from tests.kalaha.test_openings import Placing
 from tests.memaccounts import MemoryAccounts
 
 SESSIONS = sessions("kalaha.md")
@@ -23,6 +26,8 @@ ALICE_TOKEN = "kT9v2Qm4Xw7Lp0Zr8Ns6Bd3Hy5Fj1Gc"
 RESUME_TOKENS = ("Wq3pZ0sV9kdmR6uX2bYhT4nC", "Jm8cQ1rT5vXz0pLk3wNf7bHd")
 GRACE = {"A seat not back in time forfeits": 2}
 ACCOUNTS = {"A registered player logs in and comes back": {"alice": ALICE_TOKEN}}
+# Sessions at a table the daemon reserved for its hosted bots: (table, {client: bot}, opening).
+RESERVED = {"A tournament game from its opening": ("cup-7", {"A": "alpha", "B": "beta"}, 1)}
 
 
 def test_the_document_has_its_sessions():
@@ -35,6 +40,7 @@ def test_the_document_has_its_sessions():
         "A timed game",
         "Out of time",
         "A seat not back in time forfeits",
+        "A tournament game from its opening",
     ]
 
 
@@ -48,5 +54,12 @@ def test_session_replays_exactly(session, monkeypatch):
         accounts.add(name, token=token)
     settings = {"grace": GRACE[session.title]} if session.title in GRACE else {}
     service = make_service(clock, pair_delay=0.5, board=True, accounts=accounts, **settings)
+    connect = lambda name: Client(service)  # noqa: E731
+    if session.title in RESERVED:  # the hosted bots are placed at their table, as the daemon does
+        table, bots, opening = RESERVED[session.title]
+        service.reserve_table(table, list(bots.values()), opening)
+        connect = lambda name: Client(  # noqa: E731
+            service, factory=Placing(service, Placement(Identity(bots[name], "bot"), table))
+        )
     # Only the pair delay (and a session's grace) passes in the examples.
-    replay_in_memory(session, lambda name: Client(service), lambda: clock.advance(0.5))
+    replay_in_memory(session, connect, lambda: clock.advance(0.5))
