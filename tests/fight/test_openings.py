@@ -115,3 +115,14 @@ def test_spectators_and_the_records_see_the_openings_start_squares():
     assert table.options["opening"] == 2 and table.options["starts"] == [[list(s) for s in t] for t in starts]
     warriors = {(w["team"], w["id"]): (w["y"], w["x"]) for w in table.initial_state["warriors"]}
     assert warriors == {(t, n): s for t, team in enumerate(starts) for n, s in enumerate(team)}
+
+
+def test_the_protocol_document_shows_opening_one_as_it_is():
+    import pathlib
+    import re
+
+    doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocols" / "virtual-fight.md"
+    text = " ".join(doc.read_text().split())
+    m = re.search(r"opening 1 starts team 0 at (.+?) and team 1 at (.+?)\.", text)
+    shown = [[tuple(int(x) for x in sq.strip("` ").split(",")) for sq in part.split(", ")] for part in m.groups()]
+    assert shown == [list(team) for team in opening_map(default_map(), 1).starts]
