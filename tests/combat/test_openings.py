@@ -117,3 +117,14 @@ def test_release_forgets_the_opening():
     service.reserve_table("g1", ["ann", "bob"], 4)
     service.release_table("g1")
     assert not service.table_openings and not service.table_waiting("g1")
+
+
+def test_the_protocol_document_lists_the_openings_maps_in_order():
+    import pathlib
+    import re
+
+    doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "protocols" / "combat.md"
+    text = " ".join(doc.read_text().split())
+    listed = re.search(r"in name order \((.+?); opening 12 is `8x8` again\)", text).group(1)
+    assert [name.strip("` ") for name in listed.split(",")] == [m.name for m in maps.opening_maps(2)]
+    assert maps.opening_map(12).name == "8x8"
