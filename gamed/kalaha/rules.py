@@ -7,6 +7,7 @@ the stores. A always moves first; who plays A is decided by the server, not by t
 from __future__ import annotations
 
 import enum
+import functools
 
 import attrs
 
@@ -239,6 +240,7 @@ def play_moves(pits: tuple[int, ...] | list[int], position: Position | None = No
     return tuple(moves)
 
 
+@functools.cache
 def _opening_book() -> tuple[tuple[int, ...], ...]:
     """Every distinct position two sowings from the start, then every new one three sowings from
     it, that is not over and whose stores differ by at most one stone; as the pit numbers that
@@ -256,26 +258,20 @@ def _opening_book() -> tuple[tuple[int, ...], ...]:
     return tuple(book)
 
 
-_BOOK: tuple[tuple[int, ...], ...] | None = None
-
-
 def opening(number: int) -> tuple[int, ...]:
     """The pit numbers of opening ``number``, each sown by the side to move then (A first): a
     tournament's pairs start from the position they reach, so that a pair's two games (colours
     swapped) are one opening. Opening 0 is the usual start (no sowing); openings 1, 2, ... go
     through the book of balanced positions two or three sowings deep (``opening_count()`` of
     them) and start again from its first after its last."""
-    global _BOOK
     if not isinstance(number, int) or isinstance(number, bool) or number < 0:
         raise ValueError(f"an opening number is 0 or more, not {number!r}")
     if number == 0:
         return ()
-    if _BOOK is None:
-        _BOOK = _opening_book()
-    return _BOOK[(number - 1) % len(_BOOK)]
+    book = _opening_book()
+    return book[(number - 1) % len(book)]
 
 
 def opening_count() -> int:
     """How many distinct openings the book has (opening ``opening_count() + 1`` is opening 1 again)."""
-    opening(1)
-    return len(_BOOK)
+    return len(_opening_book())

@@ -102,7 +102,7 @@ def test_a_reserved_table_with_an_opening_starts_from_it_and_tells_both_players_
         "START 1 A bob",
         position_line(Position.start()),
         "TURN A alice",
-        f"PLAYED A A2 SOWN 6",
+        "PLAYED A A2 SOWN 6",
         position_line(first.position),
         "TURN B bob",
         f"PLAYED B B1 SOWN {second.sown}",
