@@ -22,6 +22,7 @@ from gamed.combat.wire import (
     plus_one,
     write_options,
 )
+from gamed.stratego.rules import combat_options_check
 
 MAPS_DIR = Path(__file__).with_name("maps")
 """Where the shipped maps are."""
@@ -188,3 +189,23 @@ def shipped_maps() -> dict[str, CombatOptions]:
         options = load_map(path)
         maps[options.name] = options
     return maps
+
+
+def opening_maps(seats: int = 2) -> tuple[CombatOptions, ...]:
+    """The shipped maps of the plain rules (no option bits) that a table of ``seats`` can play
+    (they pass the options check), by name: the maps of a tournament's openings (``opening_map``)."""
+    return tuple(
+        options
+        for _, options in sorted(shipped_maps().items())
+        if not options.options and not combat_options_check(options.layout(seats), options.army, seats)
+    )
+
+
+def opening_map(number: int, seats: int = 2) -> CombatOptions | None:
+    """The map of opening ``number``, a tournament pair's: None for opening 0 (the host chooses,
+    as always); opening n >= 1 is the n-th of ``opening_maps(seats)``, from the first again after
+    the last (None when no shipped map fits the table)."""
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+        raise ValueError(f"an opening number is 0 or more, not {number!r}")
+    maps = opening_maps(seats) if number else ()
+    return maps[(number - 1) % len(maps)] if maps else None

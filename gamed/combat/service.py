@@ -35,6 +35,7 @@ from twisted.logger import Logger
 from zope.interface import implementer
 
 from gamed.combat import wire
+from gamed.combat.maps import opening_map
 from gamed.combat.protocol import CombatFactory, CombatProtocol
 from gamed.combat.table import CombatTable, Outgoing
 from gamed.combat.wire import MsgAttack, MsgMove, SeatKind, State
@@ -99,6 +100,7 @@ class _Table:
     live: LiveTable | None = None  # its live table (with a hub) once play began
     timing: dict | None = None  # the clock of the last move (used, left, credit), for the records
     hosted: bool = False  # reserved for a hosted game (gamed.hosting): only its placed bots sit here
+    opening: int | None = None  # a tournament pair's opening, whose map the server fixed
 
     def seat_away(self, seat: PlayerSeat) -> None:
         self.service._seat_away(self, seat)
@@ -184,15 +186,19 @@ class CombatService(GameService):
         return self.text_factory
 
     def reserve_table(self, key: str, names: list[str], opening: int | None = None) -> None:
-        # No openings (yet): a pair's games start from the setups the programs choose.
+        # A pair's opening is its map (gamed.combat.maps.opening_map), fixed by the server; the
+        # setups are the programs' own, as the protocol has them.
         if not wire.MIN_SEATS <= len(names) <= wire.MAX_SEATS:
             raise ValueError(f"a combat table has {wire.MIN_SEATS} to {wire.MAX_SEATS} seats, not {len(names)}")
         if key in self._reserved or self._named(key) is not None:
             raise ValueError(f"table {key} exists already")
         self._reserved[key] = tuple(names)
+        if opening is not None:
+            self.table_openings[key] = opening
 
     def release_table(self, key: str) -> None:
         self._reserved.pop(key, None)
+        self.table_openings.pop(key, None)
 
     def table_waiting(self, key: str) -> bool:
         return key in self._reserved
@@ -317,6 +323,11 @@ class CombatService(GameService):
             self._next_id += 1
             seats = len(self._reserved[name])
             entry.table = CombatTable(seats, rng=self.rng, log=lambda line, t=entry.id: self._table_log(t, line))
+            number = self.take_opening(name)
+            fixed = None if number is None else opening_map(number, seats)
+            if fixed is not None:  # a tournament pair's map: every seat is told it, nobody asked
+                entry.table.fix_options(fixed)
+                entry.opening = number
             self._tables[entry.id] = entry
             self.tables[entry.id] = entry.table
         seat = self._placed_seat(protocol, entry)
@@ -689,6 +700,8 @@ class CombatService(GameService):
             info["clock"] = self._control.notation()
         if entry.name is not None and not entry.name.startswith(" "):
             info["table"] = entry.name
+        if entry.opening is not None:
+            info["opening"] = entry.opening
         key = entry.name if entry.hosted else None  # what the hosted-game runner watches
         return self.hub.open("combat", seats, info, rules.spectator_state(table.game), self._clocks(entry), key=key)
 

@@ -133,6 +133,7 @@ class CombatTable:
         self.state = State.WAIT
         self.options: CombatOptions | None = None
         self._game: CombatGame | None = None
+        self.fixed = False  # the options were set by the server (``fix_options``), not by a host
 
     # --- what the table looks like ------------------------------------------------------------
 
@@ -210,6 +211,20 @@ class CombatTable:
     def _to_all(self, message: ServerMessage) -> Outgoing:
         return [(seat, message) for seat in self.connected]
 
+    def fix_options(self, options: CombatOptions) -> None:
+        """The server chooses the map and options before anyone joins (a tournament's opening):
+        each joiner receives them as CBT_MSG_OPTIONS, as a joiner does when options exist (§12.3),
+        the host is never asked for options, and a host's CBT_MSG_OPTIONS is ignored. Raises
+        ValueError for options that fail the check or for a table that has players already."""
+        if self.connected or self.state is not State.WAIT:
+            raise ValueError("options are fixed before anyone joins")
+        code = combat_options_check(options.layout(self.number), options.army, self.number)
+        if code:
+            raise ValueError(f"options check failed: {CombatError(code).name} ({code})")
+        self.options = options
+        self._game = CombatGame(options.layout(self.number), options.army, self.number, options.options, self.rng)
+        self.fixed = True
+
     # --- table events (§12.3, §12.4, §14) -----------------------------------------------------
 
     def join(self, seat: int, name: str = "", kind: SeatKind = SeatKind.PLAYER) -> Outgoing:
@@ -258,9 +273,11 @@ class CombatTable:
             if self.host == seat:
                 connected = self.connected
                 if connected:
-                    # Even if options exist (original behaviour, kept: §15.1).
+                    # Even if options exist (original behaviour, kept: §15.1), unless the server
+                    # fixed them.
                     self.host = connected[0]
-                    out.append((self.host, ReqOptions()))
+                    if not self.fixed:
+                        out.append((self.host, ReqOptions()))
                 else:
                     self.host = None  # §15.3 row 10: the next joiner becomes host
         elif self.state is State.SETUP:
@@ -324,6 +341,8 @@ class CombatTable:
             return self._ignore(seat, message, "options are only taken in WAIT")  # §15.3 row 5
         if seat != self.host:
             return self._ignore(seat, message, "not the host")
+        if self.fixed:
+            return self._ignore(seat, message, "the server fixed this table's options")
         if message.declines:
             others = [s for s in self.connected if s != seat]
             self.host = others[0] if others else seat

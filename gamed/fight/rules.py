@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import enum
 import pathlib
+import random
 
 import attrs
 
@@ -263,6 +264,36 @@ def load_map(path: str | pathlib.Path) -> FightMap:
 def default_map() -> FightMap:
     """The 20x20 two-team map of spec §4."""
     return parse_map(DEFAULT_MAP_TEXT, "default")
+
+
+def opening_map(fmap: FightMap, number: int) -> FightMap:
+    """``fmap`` with the start squares of opening ``number``, a tournament pair's: opening 0 is
+    the map as it is; opening n >= 1 seeds ``random.Random(n)`` to draw team 0's five start
+    squares from the floor of its own third of the map (the third nearest its own start squares,
+    along the line from their centroid to team 1's), and team 1 starts on their mirror images
+    (point symmetry), so that both teams start alike; warriors are numbered in reading order and
+    face as every map's do (spec §4). The walls stay. A map of more than two teams, or one whose
+    third holds fewer than five floor squares, is returned as it is."""
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+        raise ValueError(f"an opening number is 0 or more, not {number!r}")
+    if number == 0 or fmap.teams != 2:
+        return fmap
+    (r0, c0), (r1, c1) = ((sum(r for r, _ in team), sum(c for _, c in team)) for team in fmap.starts)
+    dr, dc = r1 - r0, c1 - c0  # 5x the line between the centroids: whole numbers
+    reach = dr * dr + dc * dc
+
+    def own_third(square: Square) -> bool:
+        r, c = square
+        return 3 * ((WARRIORS * r - r0) * dr + (WARRIORS * c - c0) * dc) <= reach
+
+    floor = [
+        (r, c) for r in range(fmap.rows) for c in range(fmap.cols) if (r, c) not in fmap.walls and own_third((r, c))
+    ]
+    if len(floor) < WARRIORS:
+        return fmap
+    zero = sorted(random.Random(number).sample(floor, WARRIORS))
+    one = sorted((fmap.rows - 1 - r, fmap.cols - 1 - c) for r, c in zero)
+    return attrs.evolve(fmap, starts=(tuple(zero), tuple(one)))
 
 
 MAPS_DIR = pathlib.Path(__file__).with_name("maps")

@@ -111,10 +111,14 @@ class FightService(GameService):
             if player.name is None:
                 player.name = f"team{team}"
         c = self.config
+        # A tournament pair's opening: both games start on its start squares (the colours swapped
+        # by the seat order, so the two AIs exchange their starting places).
+        number = self.take_opening(table)
+        fmap = self.map if number is None else rules.opening_map(self.map, number)
         game = FightGame(
             next(self._ids),
             players,
-            self.map,
+            fmap,
             self.clock,
             self.batch,
             control=c.time_control,
@@ -133,7 +137,7 @@ class FightService(GameService):
             player.seat = self.seats.seat(game, team, identity, player, player.host)
         self.games[game.id] = game
         if self.hub is not None:
-            self.live[game.id] = self._open_table(game, table)
+            self.live[game.id] = self._open_table(game, table, number)
         waiting, self._waiting = list(self._waiting), {}
         for observer in waiting:
             self.watch(observer, game)
@@ -155,7 +159,7 @@ class FightService(GameService):
 
     # --- spectators ------------------------------------------------------------------------
 
-    def _open_table(self, game: FightGame, key: str | None = None) -> LiveTable:
+    def _open_table(self, game: FightGame, key: str | None = None, opening: int | None = None) -> LiveTable:
         # Only identified teams are rated (accounts, and programs the daemon runs); guests never.
         seats = [record_seat(seat) for seat in self.seats.seats_of(game)]
         c = self.config
@@ -168,6 +172,9 @@ class FightService(GameService):
         }
         if not c.time_control.plain:
             options["clock"] = c.time_control.notation()
+        if opening is not None:  # a tournament pair's: its start squares, team by team
+            options["opening"] = opening
+            options["starts"] = [[list(square) for square in team] for team in game.battle.map.starts]
         clocks = None if c.time_control.plain else dict(enumerate(game.banks()))
         return self.hub.open("fight", seats, options, rules.spectator_state(game.battle, 0, walls=self._walls), clocks, key=key)
 

@@ -57,10 +57,17 @@ class IKalahaPlayer(Interface):
         """The game is over; nothing more will follow."""
 
 
+def opening_names(moves: tuple[Move, ...]) -> list[str]:
+    """The pits an opening sowed, by name (``A3``, ``B1``), for logs and records."""
+    return [f"{m.side}{m.pit}" for m in moves]
+
+
 @implementer(ISeatGame)
 class KalahaGame:
     """Runs one game between ``players[A]`` and ``players[B]``; A moves first. Each player gets a
-    seat of ``seats`` (a SeatBook without a grace when None: a drop forfeits at once)."""
+    seat of ``seats`` (a SeatBook without a grace when None: a drop forfeits at once). With an
+    ``opening`` (pit numbers, ``rules.opening``) the game starts from the position those sowings
+    reach from the usual start."""
 
     _log = Logger()
 
@@ -76,6 +83,7 @@ class KalahaGame:
         seats: SeatBook | None = None,
         control: TimeControl | None = None,
         on_flag: FlagPolicy = FlagPolicy.LOSE,
+        opening: tuple[int, ...] = (),
     ):
         self.id = game_id
         self.book = seats if seats is not None else SeatBook(clock, 0)
@@ -91,8 +99,11 @@ class KalahaGame:
                 self.seats[side] = self.book.seat(self, number, identity, player, getattr(player, "host", None))
         # Names cannot change once a game starts, so they are taken once, not on every move.
         self.names = {side: seat.identity.name for side, seat in self.seats.items()}
-        self.position = Position.start()
-        self.moves: list[Move] = []
+        # A tournament pair's opening (gamed.kalaha.rules.opening): sowings made before the game
+        # starts; both players are told of them as moves, but they are nobody's moves.
+        self.opening: tuple[Move, ...] = rules.play_moves(opening)
+        self.position = self.opening[-1].position if self.opening else Position.start()
+        self.moves: list[Move] = []  # the moves played in this game (not the opening's)
         self.strike_limit = strikes
         self.strikes = {A: 0, B: 0}
         self.outcome: Outcome | None = None
@@ -139,17 +150,27 @@ class KalahaGame:
         return self.position.to_move
 
     def start(self) -> None:
-        """Tell both players the game began and ask A for the first move."""
+        """Tell both players the game began and ask the side to move for the first move. An
+        opening's sowings are told as moves (each ``position_changed``), from the usual start."""
         self._log.info(
-            "kalaha game {game} started: A={a} B={b}",
+            "kalaha game {game} started: A={a} B={b}{opening}",
             game=self.id,
             a=self.seats[A].label(),
             b=self.seats[B].label(),
+            opening=" from the opening " + " ".join(opening_names(self.opening)) if self.opening else "",
         )
         for side, player in self._present():
             player.game_started(self, side)
+        start = self.position
+        if self.opening:  # the players follow the opening from the usual start, move by move
+            self.position = Position.start()
         for _, player in self._present():
             player.position_changed(self, None)
+        for move in self.opening:
+            self.position = move.position
+            for _, player in self._present():
+                player.position_changed(self, move)
+        self.position = start
         self._open_turn()
 
     def move(self, player: IKalahaPlayer, text: str) -> Move:

@@ -7,6 +7,7 @@ the stores. A always moves first; who plays A is decided by the server, not by t
 from __future__ import annotations
 
 import enum
+import functools
 
 import attrs
 
@@ -225,3 +226,52 @@ def spectator_state(position: Position, over: bool = False) -> dict:
         "stores": [pits[6], pits[13]],
         "to_move": None if over or position.over else SIDES.index(position.to_move),
     }
+
+
+def play_moves(pits: tuple[int, ...] | list[int], position: Position | None = None) -> tuple[Move, ...]:
+    """Play the pit numbers ``pits`` one after the other from ``position`` (the start when None),
+    each for the side to move then; the moves, in order. Raises IllegalMove as ``play`` does."""
+    moves = []
+    position = Position.start() if position is None else position
+    for pit in pits:
+        move = play(position, pit)
+        moves.append(move)
+        position = move.position
+    return tuple(moves)
+
+
+@functools.cache
+def _opening_book() -> tuple[tuple[int, ...], ...]:
+    """Every distinct position two sowings from the start, then every new one three sowings from
+    it, that is not over and whose stores differ by at most one stone; as the pit numbers that
+    reach it (the first sequence in pit order), two-sowing openings first."""
+    book: list[tuple[int, ...]] = []
+    seen = {Position.start()}
+    for plies in (2, 3):
+        frontier: list[tuple[tuple[int, ...], Position]] = [((), Position.start())]
+        for _ in range(plies):
+            frontier = [(pits + (n,), play(p, n).position) for pits, p in frontier for n in p.legal_moves()]
+        for pits, p in frontier:
+            if p not in seen and not p.over and abs(p.store(A) - p.store(B)) <= 1:
+                seen.add(p)
+                book.append(pits)
+    return tuple(book)
+
+
+def opening(number: int) -> tuple[int, ...]:
+    """The pit numbers of opening ``number``, each sown by the side to move then (A first): a
+    tournament's pairs start from the position they reach, so that a pair's two games (colours
+    swapped) are one opening. Opening 0 is the usual start (no sowing); openings 1, 2, ... go
+    through the book of balanced positions two or three sowings deep (``opening_count()`` of
+    them) and start again from its first after its last."""
+    if not isinstance(number, int) or isinstance(number, bool) or number < 0:
+        raise ValueError(f"an opening number is 0 or more, not {number!r}")
+    if number == 0:
+        return ()
+    book = _opening_book()
+    return book[(number - 1) % len(book)]
+
+
+def opening_count() -> int:
+    """How many distinct openings the book has (opening ``opening_count() + 1`` is opening 1 again)."""
+    return len(_opening_book())

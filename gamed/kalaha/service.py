@@ -21,7 +21,7 @@ from gamed.timecontrol import FlagPolicy, TimeControl
 from gamed.config import KalahaConfig, LadderConfig, Limits, PlayersConfig
 from gamed.gameservice import GameService
 from gamed.kalaha import ai, rules, wire
-from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame
+from gamed.kalaha.game import ComputerPlayer, IKalahaPlayer, KalahaGame, opening_names
 from gamed.kalaha.protocol import KalahaFactory
 from gamed.kalaha.rules import A, B, Move, Outcome, Reason, other
 from gamed.ladder.service import for_service
@@ -110,14 +110,17 @@ class KalahaService(GameService):
             first, second = second, first
         elif mode == "random" and self.rng.random() < 0.5:
             first, second = second, first
-        self._start({A: first, B: second}, control, key=table)
+        number = self.take_opening(table)  # a tournament's pair: both games start from its opening
+        opening = rules.opening(number) if number is not None else ()
+        self._start({A: first, B: second}, control, key=table, opening=opening)
 
     def _ladder_game(self, first: IKalahaPlayer, second: IKalahaPlayer) -> int:
         """A ladder game (gamed.ladder): the seats as the ladder chose them; its id."""
         return self._start({A: first, B: second}, key="ladder").id
 
     def _start(
-        self, players: dict[str, IKalahaPlayer], control: TimeControl | None = None, key: str | None = None
+        self, players: dict[str, IKalahaPlayer], control: TimeControl | None = None, key: str | None = None,
+        opening: tuple[int, ...] = (),
     ) -> KalahaGame:
         game = KalahaGame(
             next(self._ids),
@@ -130,6 +133,7 @@ class KalahaService(GameService):
             on_end=self._ended,
             on_move=self._moved if self.hub is not None else None,
             seats=self.seats,
+            opening=opening,
         )
         self.games[game.id] = game
         if self.hub is not None:
@@ -156,6 +160,8 @@ class KalahaService(GameService):
     def _open_table(self, game: KalahaGame, key: str | None = None) -> LiveTable:
         seats = [record_seat(game.seats[A]), record_seat(game.seats[B])]
         options = {"pits": rules.PITS_PER_SIDE, "stones": rules.STONES_PER_PIT, "move_time": game.move_time}
+        if game.opening:  # the sowings before the game, which its initial state shows played
+            options["opening"] = opening_names(game.opening)
         if not game.control.plain:
             options["clock"] = game.control.notation()
         return self.hub.open("kalaha", seats, options, rules.spectator_state(game.position), self._clocks(game, A), key=key)

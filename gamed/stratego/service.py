@@ -190,7 +190,8 @@ class StrategoService(GameService):
         return self._hosted_factory
 
     def reserve_table(self, key: str, names: list[str], opening: int | None = None) -> None:
-        # No openings (yet): a pair's games start from the setups the programs choose.
+        # A pair's opening is the colour swap (the seat order) and the programs' GAMED_SEED: the
+        # setups are the programs' own in the UCC protocol, whose lines an opening must not change.
         if len(names) != 2:
             raise ValueError(f"a Stratego match has 2 sides, not {len(names)}")
         if key in self._reserved:

@@ -205,3 +205,28 @@ def test_the_daemon_plays_its_tournament_and_a_restart_resumes_it_keeping_every_
     status = gamed("tournament", "status", "league", "--config", str(conf), cwd=tmp_path)
     assert status.returncode == 0 and "6/6 games" in status.stdout
     assert wait_gone(programs_with(str(tmp_path))) == []
+
+
+def test_a_kalaha_tournament_plays_each_pair_from_its_own_opening(tmp_path):
+    """Both games of a pair (the colours swapped) start from the pair's opening, as the records
+    keep it (the match option and the initial state); the pairs' openings differ."""
+    from gamed.kalaha import rules
+
+    conf = config(tmp_path, '[tournaments.pairs]\ngame = "kalaha"\nformat = "round-robin"\nbots = ["alpha", "beta"]\nrounds = 4\nconcurrency = 2\n', bots=("alpha", "beta"))
+    run = gamed("tournament", "run", "pairs", "--config", str(conf), cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    with sqlite3.connect(tmp_path / "records.sqlite") as conn:
+        rows = conn.execute(
+            "SELECT g.number, g.pair, g.opening, g.seats, m.options, m.initial_state FROM tournament_games g"
+            " JOIN matches m ON m.id = g.match_id ORDER BY g.number"
+        ).fetchall()
+    assert [(n, pair, opening) for n, pair, opening, *_ in rows] == [(1, 1, 1), (2, 1, 1), (3, 2, 2), (4, 2, 2)]
+    starts = {}
+    for _, pair, opening, seats, options, initial in rows:
+        moves = rules.play_moves(rules.opening(opening))
+        assert json.loads(options)["opening"] == [f"{m.side}{m.pit}" for m in moves]
+        assert json.loads(initial) == rules.spectator_state(moves[-1].position)
+        starts.setdefault(pair, []).append((json.loads(seats), initial))
+    for (seats1, start1), (seats2, start2) in starts.values():
+        assert seats1 == seats2[::-1] and start1 == start2
+    assert starts[1][0][1] != starts[2][0][1]

@@ -160,3 +160,34 @@ async def test_a_combat_bot_that_connects_itself_plays_a_piped_one(tmp_path):
         assert wait_gone(programs_with(str(tmp_path))) == [] and wait_gone(programs_with(BOT)) == []
     finally:
         await port.stopListening()
+
+
+async def test_hosted_pairs_play_their_openings_map_both_ways(tmp_path, c_bots):
+    """The runner's opening picks the map: both games of a pair (the seats swapped) play it, the
+    example bots (which read the map from CBT_MSG_OPTIONS) play every opening's map to its end,
+    and the records name the map and the opening."""
+    from gamed.combat import maps
+    from tests.memstore import MemoryStore
+
+    store = MemoryStore()
+    hub = LiveHub(reactor, store)
+    combat = CombatService(Limits(), reactor, CombatConfig(move_time=3.0, records=""), hub=hub)
+    games = HostedGames({"combat": combat}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=10.0)
+    py, c = bot("pybot", f"{PY} {BOT} 5 {tmp_path}"), bot("cbot", f"{c_bots['combat']} 9 {tmp_path}")
+    played = {}
+    for opening in range(1, len(maps.opening_maps(2)) + 1):
+        for seats in ((py, c), (c, py)):
+            result = await games.play("combat", list(seats), opening=opening)
+            assert result.played, (opening, result)
+            # The example bots never send a bad move; on a map where all their movable units are
+            # boxed in they send none, and lose on time (a result, not a protocol fault).
+            for trouble in result.faults:
+                assert trouble is None or (trouble.fault is Fault.TIME and result.reason == "timeout"), (opening, result)
+            record = store.records[result.match_id - 1]
+            played.setdefault(opening, []).append((record.options["opening"], record.options["map"]))
+    assert played == {n: [(n, maps.opening_map(n).name)] * 2 for n in played}
+    assert len({games[0][1] for games in played.values()}) == len(played)  # distinct openings, distinct maps
+    plain = await games.play("combat", [py, c])
+    assert plain.played and "opening" not in store.records[plain.match_id - 1].options
+    assert store.records[plain.match_id - 1].options["map"] == "Default"  # the host's choice, as always
+    assert wait_gone(programs_with(str(tmp_path))) == []

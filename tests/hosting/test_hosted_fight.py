@@ -217,3 +217,32 @@ async def test_a_python_bot_that_connects_itself_fights_a_piped_c_bot(tmp_path, 
         assert wait_gone(programs_with(str(tmp_path))) == [] and wait_gone(programs_with(BOT)) == []
     finally:
         await port.stopListening()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_hosted_pair_fights_from_its_openings_start_squares_both_ways(tmp_path, c_bots):
+    """The runner's opening seeds the start squares: both games of the pair (the seats swapped)
+    start on them, the example bots fight from there, and another opening starts elsewhere."""
+    from gamed.fight.rules import opening_map
+    from tests.memstore import MemoryStore
+
+    store = MemoryStore()
+    hub = LiveHub(reactor, store)
+    fight = FightService(FightConfig(max_turns=60, turn_time=10.0), Limits(), reactor, hub=hub)
+    games = HostedGames({"fight": fight}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=20.0)
+    py, c = bot("pybot", f"{PY} {BOT} 5 {tmp_path}"), bot("cbot", f"{c_bots['fight']} 9 {tmp_path}")
+
+    def start_of(result):
+        record = store.records[result.match_id - 1]
+        where = {(w["team"], w["id"]): (w["y"], w["x"]) for w in record.initial_state["warriors"]}
+        return record.options["opening"], [[where[t, n] for n in range(5)] for t in (0, 1)]
+
+    first = await games.play("fight", [py, c], opening=4)
+    second = await games.play("fight", [c, py], opening=4)
+    other = await games.play("fight", [py, c], opening=9)
+    for result in (first, second, other):
+        assert result.played and result.faults == (None, None) and result.reason in ENDS, result
+    squares = [list(team) for team in opening_map(fight.map, 4).starts]
+    assert start_of(first) == start_of(second) == (4, squares)
+    assert start_of(other) == (9, [list(team) for team in opening_map(fight.map, 9).starts]) != start_of(first)
+    assert wait_gone(programs_with(str(tmp_path))) == []

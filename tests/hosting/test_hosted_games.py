@@ -196,3 +196,52 @@ async def test_a_hosted_program_inherits_no_descriptor_of_the_daemon(tmp_path, i
         assert leaky not in listed[:3]
     finally:
         os.close(leaky)
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pair_of_hosted_kalaha_games_starts_from_its_opening_both_ways(tmp_path, c_bots):
+    """The runner's opening: both games of a pair (the colours swapped) start from its position,
+    the example bots play it out, a bot that follows the PLAYED lines alone knows the board, and
+    the records show the opening; another opening starts elsewhere; no opening, the usual start."""
+    from gamed.kalaha import rules
+    from tests.memstore import MemoryStore
+
+    store = MemoryStore()
+    hub = LiveHub(reactor, store)
+    kalaha = KalahaService(KalahaConfig(board=False, move_time=10.0, strikes=3), Limits(), reactor, hub=hub)
+    games = HostedGames({"kalaha": kalaha}, hub, reactor, Isolation.detect("none"), str(tmp_path), start_timeout=10.0)
+    py = bot("pybot", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 3 {tmp_path}")
+    c = bot("cbot", "kalaha", c_bots["kalaha"])
+    tracker = os.path.join(ROOT, "tests", "hosting", "kalaha_tracker.py")
+    seen = tmp_path / "tracker.txt"
+    track = bot("tracker", "kalaha", f"{PY} {tracker} {seen}")
+
+    def start_of(result):
+        (record,) = [r for n, r in enumerate(store.records, 1) if n == result.match_id]
+        return record.options.get("opening"), record.initial_state
+
+    def reached(number):
+        moves = rules.play_moves(rules.opening(number))
+        return rules.spectator_state(moves[-1].position)
+
+    first = await games.play("kalaha", [py, c], opening=7)
+    second = await games.play("kalaha", [c, py], opening=7)
+    for result in (first, second):
+        assert result.played and result.reason == "end" and result.faults == (None, None), result
+    def names(number):
+        return [f"{m.side}{m.pit}" for m in rules.play_moves(rules.opening(number))]
+
+    assert start_of(first) == start_of(second) == (names(7), reached(7))
+    assert rules.opening(7) != rules.opening(8)
+    other = await games.play("kalaha", [track, py], opening=8)
+    assert other.played and other.faults == (None, None), other
+    assert start_of(other)[1] == reached(8) != reached(7)
+    told = seen.read_text().splitlines()
+    assert "MISMATCH" not in " ".join(told)
+    played = [line.split()[2] for line in told if line.startswith("PLAYED")]
+    start = next(i for i, line in enumerate(told) if line.startswith("START"))
+    assert told[start + 1 : start + 4] == ["POSITION 6 6 6 6 6 6 0 6 6 6 6 6 6 0 A", "TURN A tracker", f"PLAYED A {names(8)[0]} SOWN 6"]
+    assert played[:2] == names(8)  # the opening, told as moves, then the game's own
+    plain = await games.play("kalaha", [py, c])
+    assert plain.played and start_of(plain) == (None, rules.spectator_state(rules.Position.start()))
+    assert wait_gone(programs_with(str(tmp_path))) == []

@@ -134,3 +134,21 @@ def test_the_daemon_hosts_combat_and_stratego_bots_stratego_without_ai_programs(
     root = tap.makeService(opts, reactor=MemoryReactorClock())
     assert {"combat", "stratego", "kalaha", "connect4"} <= set(root.hosted.services)
     assert root.hosted.services["stratego"] is root.getServiceNamed("stratego")
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_pair_swaps_the_colours_and_gives_both_programs_the_pair_number_as_seed(tmp_path):
+    """A Stratego opening is the colour swap plus GAMED_SEED: the setups are the programs' own
+    (the UCC protocol is unchanged), so each program of both games gets the pair's number."""
+    games, _ = runner(tmp_path)
+    record = os.path.join(ROOT, "tests", "hosting", "record_env.py")
+    seen = tmp_path / "env.txt"
+    red = bot("red", f"{PY} {record} {seen} {RANDOM_AI} 1 {tmp_path}")
+    blue = bot("blue", f"{PY} {record} {seen} {RANDOM_AI} 2 {tmp_path}")
+    first = await games.play("stratego", [red, blue], opening=6)
+    second = await games.play("stratego", [blue, red], opening=6)
+    for result, names in ((first, ("red", "blue")), (second, ("blue", "red"))):
+        assert result.played and result.bots == names and result.faults == (None, None), result
+    lines = seen.read_text().splitlines()
+    assert sorted(lines[:2]) == ["blue 1 6 6", "red 0 6 6"] and sorted(lines[2:]) == ["blue 0 6 6", "red 1 6 6"]
+    assert wait_gone(programs_with(str(tmp_path))) == []

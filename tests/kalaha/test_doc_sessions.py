@@ -12,8 +12,11 @@ from twisted.internet.task import Clock
 
 from gamed import seats
 from gamed.config import LadderConfig
+from gamed.identity import Identity
+from gamed.seats import Placement
 from tests.docsessions import replay_in_memory, sessions
 from tests.kalaha.harness import Client, make_service
+from tests.kalaha.test_openings import Placing
 from tests.memaccounts import MemoryAccounts
 
 SESSIONS = sessions("kalaha.md")
@@ -27,6 +30,8 @@ ACCOUNTS = {
     "A registered player logs in and comes back": {"alice": ALICE_TOKEN},
     "Two bots on the ladder": {"alpha": "Lq7Zp2Xc9Vb4Nm6Rt1Ys8Dw3Fh5Gj0Ke", "beta": "Pw4Hs8Kd2Mz6Qa0Xv5Rc9Tn3Jb7Lf1Ug"},
 }
+# Sessions at a table the daemon reserved for its hosted bots: (table, {client: bot}, opening).
+RESERVED = {"A tournament game from its opening": ("cup-7", {"A": "alpha", "B": "beta"}, 1)}
 
 
 def test_the_document_has_its_sessions():
@@ -40,6 +45,7 @@ def test_the_document_has_its_sessions():
         "Out of time",
         "A seat not back in time forfeits",
         "Two bots on the ladder",
+        "A tournament game from its opening",
     ]
 
 
@@ -53,5 +59,12 @@ def test_session_replays_exactly(session, monkeypatch):
         accounts.add(name, token=token)
     settings = {"grace": GRACE[session.title]} if session.title in GRACE else {}
     service = make_service(clock, pair_delay=0.5, board=True, accounts=accounts, ladder=LadderConfig(), **settings)
+    connect = lambda name: Client(service)  # noqa: E731
+    if session.title in RESERVED:  # the hosted bots are placed at their table, as the daemon does
+        table, bots, opening = RESERVED[session.title]
+        service.reserve_table(table, list(bots.values()), opening)
+        connect = lambda name: Client(  # noqa: E731
+            service, factory=Placing(service, Placement(Identity(bots[name], "bot"), table))
+        )
     # Only the pair delay (and a session's grace) passes in the examples.
-    replay_in_memory(session, lambda name: Client(service), lambda: clock.advance(0.5))
+    replay_in_memory(session, connect, lambda: clock.advance(0.5))
