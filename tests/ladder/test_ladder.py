@@ -192,3 +192,68 @@ def test_connect_four_guests_are_refused_and_a_table_leaves_the_ladder():
     a.read()
     a.send("TABLE t")
     assert not service.ladder.is_waiting(a.player) and service.lobby.is_waiting(a.player)
+
+
+# --- whatever the clients do ---------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ACTIONS = st.lists(
+    st.tuples(
+        st.integers(0, 4),  # which client
+        st.sampled_from(["LADDER", "LADDER", "LADDER", "LADDER 2", "LADDER OFF", "TABLE t", "TABLE", "1", "3", "RESIGN",
+                         "QUIT", "drop", "wait", "LOGIN"]),
+    ),
+    max_size=40,
+)
+
+
+STARTED: list[int] = []
+
+
+@settings(max_examples=100, deadline=None)
+@given(ACTIONS, st.booleans())
+def test_whatever_the_clients_do_the_ladder_stays_consistent(actions, connect_four):
+    service, clock, accounts = connect4() if connect_four else kalaha()
+    names = ["alpha", "beta", "gamma", "delta", "alpha"]  # client 4: a second connection of alpha
+    tokens = {name: accounts.add(name, kind="bot") for name in set(names)}
+    clients: dict[int, Client] = {}
+    ladder = service.ladder
+    for who, action in actions:
+        c = clients.get(who)
+        if c is None or c.closing or c.lost:
+            c = clients[who] = Client(service, host=f"192.0.2.{who + 1}")
+            if who != 4 or action != "LOGIN":  # (client 4 sometimes stays a guest)
+                c.send(f"LOGIN {names[who]} {tokens[names[who]]}")
+        if action == "drop":
+            c.drop()
+        elif action == "wait":
+            clock.advance(1.0)
+        elif action == "LOGIN":
+            c.send(f"LOGIN {names[who]} {tokens[names[who]]}")
+        else:
+            c.send(action)
+        clock.advance(0)
+        for client in clients.values():
+            assert not any(line.startswith("ERROR 500") for line in client.read()), "no internal error, ever"
+        for entry in ladder.waiting():
+            member = entry.member
+            assert member.connected and member.game is None, "only connected members not in a game wait"
+            assert not service.lobby.is_waiting(member), "nobody waits on the ladder and in the lobby"
+        in_ladder_games: dict = {}
+        for game in service.games.values():
+            if game.id in ladder._games:
+                for account in ladder._games[game.id]:
+                    in_ladder_games[account] = in_ladder_games.get(account, 0) + 1
+        assert {a: n for a, n in ladder._running.items() if n} == in_ladder_games, "running counts are the games in play"
+    STARTED.append(ladder.started)
+    for c in clients.values():
+        c.drop()
+    clock.advance(120)  # every grace period over
+    assert ladder.waiting() == [] and not ladder._running
+
+
+def test_the_random_clients_above_played_ladder_games():
+    # (run after the test above, in file order): its examples are no idle ones
+    assert STARTED and sum(1 for n in STARTED if n) >= 5, STARTED
