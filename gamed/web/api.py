@@ -517,7 +517,8 @@ def build_root(
     players: Any = None,
 ) -> resource.Resource:
     """The site's root: the static pages, with ``/api`` (under the ``cors`` policy, knowing
-    ``games``, default ``gamed.registry.GAMES``) beside them."""
+    ``games``, default ``gamed.registry.GAMES``), ``/healthz`` and ``/readyz`` (gamed.web.health)
+    beside them."""
     root: resource.Resource
     if static_dir.is_dir():
         root = StaticFiles(str(static_dir))
@@ -525,4 +526,8 @@ def build_root(
         root = resource.Resource()
         root.childNotFound = JsonError(404, "no such page")
     root.putChild(b"api", ApiResource(hub, streams, ports, cors, games, players))
+    from gamed.web.health import Health, Ready
+
+    root.putChild(b"healthz", Health())
+    root.putChild(b"readyz", Ready(ports, getattr(hub, "store", None), hub.clock))
     return root

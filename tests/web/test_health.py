@@ -1,0 +1,42 @@
+"""``/healthz`` and ``/readyz`` over real loopback HTTP: alive always; ready only while every port
+listens and the records database answers, with the reason when not."""
+
+from __future__ import annotations
+
+import pytest_twisted
+from twisted.internet import endpoints, reactor
+
+from gamed.observers import LiveHub
+from gamed.records import RecordStore
+from tests.web.client import get_json
+from tests.web.test_api import close, serve
+
+
+@pytest_twisted.ensureDeferred
+async def test_alive_and_ready_without_records():
+    s = await serve(LiveHub(reactor))
+    try:
+        assert await get_json(s.url + "/healthz") == (200, {"status": "alive"})
+        assert await get_json(s.url + "/readyz") == (200, {"status": "ready", "checks": {"ports": "ok"}})
+    finally:
+        await close(s)
+
+
+@pytest_twisted.ensureDeferred
+async def test_not_ready_while_a_port_does_not_listen_or_the_records_cannot_be_used(tmp_path):
+    store = RecordStore(str(tmp_path / "records.sqlite"), reactor)
+    await store.start()
+    s = await serve(LiveHub(reactor, store))
+    try:
+        assert await get_json(s.url + "/readyz") == (200, {"status": "ready", "checks": {"ports": "ok", "records": "ok"}})
+        # a port of the daemon that has not come up (yet)
+        s.web.ports.watch("kalaha", "tcp:4600", endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1"))
+        code, body = await get_json(s.url + "/readyz")
+        assert code == 503 and body["status"] == "not ready"
+        assert body["checks"] == {"ports": "not listening: kalaha tcp:4600", "records": "ok"}
+        await store.close()
+        code, body = await get_json(s.url + "/readyz")
+        assert code == 503 and body["checks"]["records"].startswith("the records database cannot be used: ")
+        assert await get_json(s.url + "/healthz") == (200, {"status": "alive"}), "alive all the same"
+    finally:
+        await close(s)
