@@ -187,6 +187,7 @@ class WebConfig:
     request_time: float = 10.0  # seconds a client may take to send one request (headers and body); 0 = no bound
     max_body: int = 65_536  # bytes of a request body (the site is read-only: GET and HEAD only)
     cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
+    metrics: bool = True  # /metrics: the daemon's Prometheus metrics (docs/metrics.md)
 
 
 @attrs.frozen

@@ -11,6 +11,8 @@ has been stored.
 
 from __future__ import annotations
 
+import collections
+
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +71,7 @@ class GameService(MultiService):
         self.clock = clock
         self.connections: set[Any] = set()
         self.table_openings: dict[str, int] = {}  # reserved table key -> opening number
+        self.errors: collections.Counter[int] = collections.Counter()  # ERROR <code> lines sent (gamed.metrics)
         self._drained: list[Deferred] = []
 
     def connected(self, protocol: Any) -> None:

@@ -240,6 +240,14 @@ def _players(seats: Sequence[Seat], away: dict[int, float | None] | None = None)
     return out
 
 
+def reason_kind(reason: str | None) -> str:
+    """An end reason as a metrics label: its first word, lower case (``"timeout"`` of ``"timeout:
+    alice did not move"``), letters only; ``"unknown"`` when there is none."""
+    word = (reason or "").strip().lower().replace(" ", "_").split(":", 1)[0][:32]
+    word = "".join(ch for ch in word if ch.isalnum() or ch == "_")
+    return word or "unknown"
+
+
 class LiveTable:
     """One running game as spectators see it: seats, options, every move with the state after it,
     clocks, and at the end the result. Viewers get a snapshot, then each move, then the end; every
@@ -298,6 +306,7 @@ class LiveTable:
         cost each seat that played it ({seat: Turn.clock_entry(...)}: used, left, credit)."""
         if self.result is not None:
             return
+        self.hub.moves[self.game] += 1
         self.turn += 1
         record = self.hub.records.Move(
             self.turn, seat, move, round(self.hub.clock.seconds() - self.started, 3), state,
@@ -380,6 +389,7 @@ class LiveTable:
         self.clocks = {seat: None for seat in self.clocks}  # nobody's clock runs any more
         self.ended = self.hub.clock.seconds()
         self.result = {"scores": list(scores), "reason": reason}
+        self.hub.finished[(self.game, reason_kind(reason))] += 1
         if seat_reasons:
             self.result["seat_reasons"] = dict(seat_reasons)
         detail = (extra or {}).get("detail")
@@ -518,6 +528,10 @@ class LiveHub:
         self.coalesce = coalesce
         self.max_moves = max_moves  # moves kept per table (with their states) for late viewers and the record
         self.tables: dict[str, LiveTable] = {}  # running tables by id, oldest first
+        # What the metrics count (gamed.metrics): moves per game type, and finished games per
+        # game type and end reason (its first word: "timeout", "end", "resign", ...).
+        self.moves: collections.Counter[str] = collections.Counter()
+        self.finished: collections.Counter[tuple[str, str]] = collections.Counter()
         self.ended: dict[str, LiveTable] = {}  # finished tables, kept for ``linger`` seconds
         self.list_viewers: set[ILiveViewer] = set()
         self._numbers: dict[str, int] = {}

@@ -408,6 +408,7 @@ class RecordStore:
         self._pool: adbapi.ConnectionPool | None = None
         self._ready: _Outcome | None = None  # known when start() has migrated (or failed to)
         self._in_flight: set[defer.Deferred] = set()
+        self.write_observers: list[Callable[[float], None]] = []  # each told the seconds a match's write took (gamed.metrics)
         self._closing: _Outcome | None = None
 
     def _make_pool(self) -> adbapi.ConnectionPool:
@@ -565,7 +566,17 @@ class RecordStore:
             _check_record(record)
         except (TypeError, ValueError) as e:
             return defer.fail(e)
-        return self._run(_store, self.dialect, record)
+        d = self._run(_store, self.dialect, record)
+        if self.write_observers:
+            began = time.monotonic()
+
+            def took(result: Any) -> Any:
+                for observe in self.write_observers:
+                    observe(time.monotonic() - began)
+                return result
+
+            d.addCallback(took)
+        return d
 
     def match(self, match_id: int) -> defer.Deferred:
         """The match as JSON-able dict (MatchSummary + options, initial_state, moves (each with its

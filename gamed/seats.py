@@ -167,6 +167,10 @@ class SeatBook:
 
     # --- seating -------------------------------------------------------------------------------
 
+    def away_count(self) -> int:
+        """How many seats of running games are away just now (their players dropped)."""
+        return sum(1 for seats in self._seats.values() for seat in seats if seat.away)
+
     def seat(self, game: Any, number: int, identity: Identity, holder: Any = None, host: str | None = None) -> Seat:
         """Give ``identity`` seat ``number`` of ``game``, held by ``holder`` (None: a program the
         game drives itself). A seat held by a connection gets a resume token: a guest's only way

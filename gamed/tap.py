@@ -278,6 +278,7 @@ class GamedService(MultiService):
         super().__init__()
         self.ports = ListeningPorts()
         self.bots: tuple = ()  # every hosted bot (gamed.hosting.spec.BotSpec): the config's, then the stored ones
+        self.metrics = None  # gamed.metrics.Metrics, with a web site that serves /metrics
 
     def privilegedStartService(self) -> None:  # noqa: N802
         with _listen_errors():
@@ -356,6 +357,12 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         from gamed.web.service import WebService
 
         web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games, players=players)
+        if cfg.web.metrics:
+            from gamed.metrics import Metrics
+
+            root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted)
+            root.metrics.setServiceParent(root)
+            web.root.putChild(b"metrics", root.metrics.resource())
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
     if cfg.bots.bots and "stratego" not in services and any(b.game == "stratego" for b in cfg.bots.bots):

@@ -412,6 +412,9 @@ class CommandProtocol(TextLineProtocol):
         self._error(self.wire.Code.NOT_TEXT, "not ASCII text")
 
     def on_internal_error(self) -> None:
+        errors = getattr(getattr(self, "service", None), "errors", None)
+        if errors is not None:
+            errors[int(self.wire.Code.INTERNAL)] += 1
         self.send_lines([self.wire.error(self.wire.Code.INTERNAL, "internal error; it has been logged")])
 
     def on_line(self, text: str) -> None:
@@ -449,6 +452,9 @@ class CommandProtocol(TextLineProtocol):
     def _error(self, code: int, text: str) -> None:
         """Reply ERROR; while a game runs it may be a strike (see the class), and enough of them
         lose the game."""
+        errors = getattr(getattr(self, "service", None), "errors", None)  # counted by code for the metrics
+        if errors is not None:
+            errors[int(code)] += 1
         game = self.game
         if game is None or game.over:
             self.send_lines([self.wire.error(code, text)])

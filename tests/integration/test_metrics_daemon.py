@@ -1,0 +1,64 @@
+"""The daemon's Prometheus metrics (/metrics on the web site) against the real daemon: scrape,
+play a Kalaha game over loopback, scrape again; the counters and gauges move as the game did."""
+
+import pytest_twisted
+from prometheus_client.parser import text_string_to_metric_families
+from twisted.internet import reactor, task
+
+from tests.integration.support import connect, take_seats
+from tests.web.client import get
+
+WEB = "tcp:port=0:interface=127.0.0.1"
+
+
+async def scrape(url: str) -> dict[tuple, float]:
+    code, kind, body = await get(url + "/metrics")
+    assert code == 200 and kind.startswith("text/plain"), (code, kind)
+    samples = {}
+    for family in text_string_to_metric_families(body.decode()):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+def value(samples, name, **labels):
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+@pytest_twisted.ensureDeferred
+async def test_metrics_move_as_a_game_is_played(start_daemon, tmp_path):
+    conf = tmp_path / "gamed.conf"
+    conf.write_text("[kalaha]\nmove_time = 0\n")
+    daemon = await start_daemon("--config", str(conf), "--records", f"sqlite:{tmp_path / 'r.sqlite'}", web=WEB)
+    url = f"http://127.0.0.1:{daemon.ports['web']}"
+    before = await scrape(url)
+    assert value(before, "gamed_games_running", game="kalaha") == 0
+    assert value(before, "gamed_connections", game="kalaha") == 0
+    assert ("process_resident_memory_bytes", ()) in before
+
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    for c in (a, b):
+        c.send("BOARD OFF")
+    await take_seats("metrics", a, b)
+    assert (await a.expect("START")).startswith("START")
+    during = await scrape(url)
+    assert value(during, "gamed_games_running", game="kalaha") == 1
+    assert value(during, "gamed_connections", game="kalaha") == 2
+    a.send("A3")
+    await b.expect("YOURMOVE")
+    b.send("NONSENSE")  # ERROR 400 unknown command
+    await b.expect("ERROR")
+    b.send("RESIGN")
+    await a.expect("RESULT")
+    after = {}
+    for _ in range(400):  # the match is stored a moment after its end; the reactor is looked at every 0.5 s
+        after = await scrape(url)
+        if value(after, "gamed_records_write_seconds_count") >= 1 and value(after, "gamed_reactor_lateness_seconds_count") >= 1:
+            break
+        await task.deferLater(reactor, 0.05, lambda: None)
+    assert value(after, "gamed_games_finished_total", game="kalaha", reason="resign") == 1
+    assert value(after, "gamed_moves_total", game="kalaha") >= 1
+    assert value(after, "gamed_errors_total", game="kalaha", code="400") == 1
+    assert value(after, "gamed_games_running", game="kalaha") == 0
+    assert value(after, "gamed_records_write_seconds_count") == 1
+    assert value(after, "gamed_reactor_lateness_seconds_count") >= 1
