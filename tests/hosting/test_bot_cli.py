@@ -147,9 +147,11 @@ def test_each_bad_bot_is_refused_with_one_line_and_nothing_is_stored(tmp_path):
 
 def test_a_bot_that_forks_leaves_nothing_after_its_check(tmp_path):
     # the program starts a child of its own that would sleep on: the check ends the whole tree
-    sleeper = f"{PY} -c 'import time; time.sleep(300)' {tmp_path}"
+    # (the interpreter comes as an argument: a path under /tmp, as in a fresh clone there, is
+    # visible in the sandbox only when the command names it)
+    sleeper = f"\"$1\" -c 'import time; time.sleep(300)' {tmp_path}"
     forks = _script(tmp_path, "forks.sh", f"#!/bin/sh\n{sleeper} &\nexec {sleeper}\n")
-    out = gamed("bot", "add", "forks", "--game", "kalaha", "--command", str(forks), "--records", str(tmp_path / "r.sqlite"))
+    out = gamed("bot", "add", "forks", "--game", "kalaha", "--command", f"{forks} {PY}", "--records", str(tmp_path / "r.sqlite"))
     assert out.returncode == 0, out.stderr
     assert wait_gone(programs_with(str(tmp_path))) == []
 

@@ -185,10 +185,12 @@ async def test_a_hosted_program_inherits_no_descriptor_of_the_daemon(tmp_path, i
     os.set_inheritable(leaky, True)
     try:
         script = tmp_path / "fds.sh"
-        script.write_text(f"#!/bin/sh\nls /proc/self/fd >&2\nexec {PY} {BOTS}/kalaha_bot.py 3\n")
+        # (the interpreter and the bot come as arguments: paths under /tmp, as in a fresh clone
+        # there, are visible in the sandbox only when the command names them)
+        script.write_text('#!/bin/sh\nls /proc/self/fd >&2\nexec "$1" "$2" 3\n')
         script.chmod(0o755)
         games = runner(tmp_path, isolation)
-        result = await games.play("kalaha", [bot("fds", "kalaha", str(script)),
+        result = await games.play("kalaha", [bot("fds", "kalaha", f"{script} {PY} {BOTS}/kalaha_bot.py"),
                                              bot("plain", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 4")])
         assert result.played and result.faults == (None, None), result
         listed = sorted(int(fd) for fd in result.stderr[0].split())
