@@ -12,6 +12,8 @@ PYTEST_ARGS ?=
 
 ifeq ($(LOG_FORMAT),json)
 LOGGER := --logger=gamed.logs.json_observer
+else
+LOGGER := --logger=gamed.logs.text_observer
 endif
 
 .PHONY: all run test unit integration bench bench-clocks examples check-python clean distclean

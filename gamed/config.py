@@ -8,6 +8,8 @@ by its own ``validate``) and the shared sections (web, limits, records, players)
 
 from __future__ import annotations
 
+import os
+
 import re
 import tomllib
 from collections.abc import Mapping
@@ -188,6 +190,7 @@ class WebConfig:
     max_body: int = 65_536  # bytes of a request body (the site is read-only: GET and HEAD only)
     cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
     metrics: bool = True  # /metrics: the daemon's Prometheus metrics (docs/metrics.md)
+    access_log: str = ""  # HTTP access lines: "" = none, "-" = standard output, or a file (appended to)
 
 
 @attrs.frozen
@@ -529,6 +532,10 @@ def validate(config: Config) -> None:
     if web.max_body > 16_777_216:
         raise ConfigError(f"web.max_body must be at most 16777216 bytes, not {web.max_body}")
     cors_origins(web.cors)
+    if web.access_log not in ("", "-"):
+        folder = os.path.dirname(os.path.abspath(web.access_log))
+        if not os.path.isdir(folder):
+            raise ConfigError(f"web.access_log: the folder {folder} does not exist")
     if not 16 <= lim.max_line <= 1_048_576:
         raise ConfigError(f"limits.max_line must be 16 to 1048576 bytes, not {lim.max_line}")
     if lim.line_rate and lim.line_burst < 1:

@@ -20,7 +20,7 @@ def unit(name: str) -> configparser.RawConfigParser:
 def test_service_runs_twistd_in_the_foreground_without_a_pid_file_and_hardened():
     service = unit("gamed.service")["Service"]
     assert service["Type"] == "simple"
-    assert "twistd --nodaemon --pidfile= gamed --config /etc/gamed/gamed.conf" in service["ExecStart"]
+    assert "twistd --nodaemon --pidfile= --logger=gamed.logs.text_observer gamed --config /etc/gamed/gamed.conf" in service["ExecStart"]
     assert service["DynamicUser"] == "yes" and service["StateDirectory"] == "gamed"
     for setting in ("NoNewPrivileges", "ProtectSystem", "PrivateTmp", "RestrictAddressFamilies", "SystemCallFilter"):
         assert setting in service

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from twisted.application.service import MultiService
 from twisted.internet import task
 from twisted.internet.interfaces import IReactorTime
@@ -26,8 +28,24 @@ class WebSite(server.Site):
     requestFactory = WebRequest
 
     def __init__(self, root, config: WebConfig, clock: IReactorTime):
-        super().__init__(root, timeout=config.idle_timeout or None, reactor=clock)
+        # The access log is its own ([web] access_log): off, standard output ("-") or a file.
+        path = config.access_log if config.access_log not in ("", "-") else None
+        super().__init__(root, logPath=path, timeout=config.idle_timeout or None, reactor=clock)
         self.config = config
+
+    def startFactory(self) -> None:  # noqa: N802
+        super().startFactory()
+        if self.config.access_log == "-":
+            self._logFile = sys.stdout
+
+    def stopFactory(self) -> None:  # noqa: N802
+        if self._logFile is sys.stdout:
+            self._logFile = None
+        super().stopFactory()
+
+    def log(self, request) -> None:
+        if self.config.access_log:
+            super().log(request)
 
     def buildProtocol(self, addr) -> WebChannel:  # noqa: N802
         channel = super().buildProtocol(addr)

@@ -340,3 +340,8 @@ async def test_logs_are_text_by_default_and_json_lines_with_the_logger_option(st
     assert len(events) == len(lines) >= 3, "every line is one JSON object"
     assert any(f"kalaha starting on {d.port}" in json.dumps(e) for e in events)
     assert any(e.get("line") == f"gamed ready: kalaha tcp:127.0.0.1:{d.port}" for e in events)
+    # flat objects: time, level, system, message and the event's own fields, nothing of Twisted's
+    assert all({"time", "level", "system", "message"} <= set(e) for e in events)
+    assert not any(key.startswith("log_") for e in events for key in e)
+    ready = next(e for e in events if e.get("line", "").startswith("gamed ready:"))
+    assert (ready["level"], ready["system"], ready["message"]) == ("info", "gamed.tap", ready["line"])

@@ -40,3 +40,26 @@ async def test_not_ready_while_a_port_does_not_listen_or_the_records_cannot_be_u
         assert await get_json(s.url + "/healthz") == (200, {"status": "alive"}), "alive all the same"
     finally:
         await close(s)
+
+
+@pytest_twisted.ensureDeferred
+async def test_access_lines_go_to_their_own_log_or_nowhere(tmp_path):
+    from twisted.logger import capturedLogs
+
+    path = tmp_path / "access.log"
+    s = await serve(LiveHub(reactor), access_log=str(path))
+    try:
+        with capturedLogs() as events:
+            await get_json(s.url + "/healthz")
+        assert not any("GET /healthz" in str(e.get("message", "")) for e in events), "not in the daemon's log"
+    finally:
+        await close(s)
+    (line,) = path.read_text().splitlines()
+    assert '"GET /healthz HTTP/1.1" 200' in line and line.startswith('"127.0.0.1"')
+    quiet = await serve(LiveHub(reactor))  # the default: no access log at all
+    try:
+        with capturedLogs() as events:
+            await get_json(quiet.url + "/healthz")
+        assert not any("GET /healthz" in str(e.get("message", "")) for e in events)
+    finally:
+        await close(quiet)
