@@ -22,7 +22,7 @@ from twisted.internet.testing import MemoryReactor
 from twisted.logger import Logger
 from twisted.python import usage
 
-from gamed import __version__, config, registry
+from gamed import __version__, config, proxy, registry
 from gamed.config import Config, ConfigError
 from gamed.ports import ListeningPorts
 from gamed.textline import ConnectionBudget
@@ -517,12 +517,17 @@ def _listen(
 ) -> None:
     """Add a listening port child service per description, each serving a fresh ``factory()``
     (a ConnectionLimits) that names what it serves (``port.serves``), shares the daemon's
-    connection ``budget`` and is registered in ``ports``."""
+    connection ``budget`` and is registered in ``ports``. A description that starts with
+    ``haproxy:`` reads the PROXY protocol's header first (gamed.proxy), so that the limits see
+    the client's own address."""
     for description in descriptions:
         served = factory()
         served.served = port.serves
         served.budget = budget
-        listening = strports.service(listen_description(description), served, reactor=reactor)
+        proxied, under = proxy.split(description)  # haproxy:<description>: the PROXY protocol first
+        listening = strports.service(
+            listen_description(under), proxy.ProxyHeaderFactory(served, reactor) if proxied else served, reactor=reactor
+        )
         listening.endpoint = ports.watch(port.option, description, listening.endpoint, serves=port.serves)
         listening.setServiceParent(service)
 
