@@ -8,6 +8,7 @@ by its own ``validate``) and the shared sections (web, limits, records, players)
 
 from __future__ import annotations
 
+import ipaddress
 import os
 
 import re
@@ -191,6 +192,7 @@ class WebConfig:
     cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
     metrics: bool = True  # /metrics: the daemon's Prometheus metrics (docs/metrics.md)
     access_log: str = ""  # HTTP access lines: "" = none, "-" = standard output, or a file (appended to)
+    trusted_proxies: str = ""  # addresses of reverse proxies whose X-Forwarded-For names the client ("" = none)
 
 
 @attrs.frozen
@@ -518,6 +520,18 @@ def cors_origins(setting: str) -> tuple[str, ...]:
     return origins
 
 
+def trusted_proxies(setting: str) -> frozenset[str]:
+    """``[web] trusted_proxies`` as a set of IP addresses (separated by commas or blanks, in
+    their canonical form); ConfigError for anything that is not an address."""
+    found = set()
+    for word in (w for w in re.split(r"[,\s]+", setting) if w):
+        try:
+            found.add(str(ipaddress.ip_address(word)))
+        except ValueError:
+            raise ConfigError(f"web.trusted_proxies must be IP addresses such as 127.0.0.1 or ::1, not {word!r}") from None
+    return frozenset(found)
+
+
 def validate(config: Config) -> None:
     """Raise ConfigError for combinations no single value check catches: the shared sections'
     here, each game's by its registry entry (``IGame.validate``), in the order of the games."""
@@ -532,6 +546,7 @@ def validate(config: Config) -> None:
     if web.max_body > 16_777_216:
         raise ConfigError(f"web.max_body must be at most 16777216 bytes, not {web.max_body}")
     cors_origins(web.cors)
+    trusted_proxies(web.trusted_proxies)
     if web.access_log not in ("", "-"):
         folder = os.path.dirname(os.path.abspath(web.access_log))
         if not os.path.isdir(folder):

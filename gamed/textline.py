@@ -510,6 +510,7 @@ class ConnectionLimits(WrappingFactory):
     # ("kalaha starting on 4600") and its log lines show, instead of Twisted's class names.
     served: str | None = None
     budget: ConnectionBudget | None = None
+    exempt: frozenset[str] = frozenset()  # addresses without a per-address limit (the web site's trusted proxies)
 
     def __init__(
         self,
@@ -539,7 +540,7 @@ class ConnectionLimits(WrappingFactory):
             why = f"server full ({self.max_total} connections)"
         elif self.budget is not None and self.budget.full:
             why = f"server full ({self.budget.max_total} connections on all ports)"
-        elif self.max_per_peer and self.per_peer.get(host, 0) >= self.max_per_peer:
+        elif self.max_per_peer and host not in self.exempt and self.per_peer.get(host, 0) >= self.max_per_peer:
             why = f"too many connections from {host} (limit {self.max_per_peer})"
         if why is not None:
             self.refused += 1

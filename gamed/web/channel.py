@@ -13,8 +13,10 @@ streams are never cut by it. Every response carries the security headers below a
 
 from __future__ import annotations
 
+import ipaddress
 import json
 
+from twisted.internet.address import IPv4Address, IPv6Address
 from twisted.internet.interfaces import IDelayedCall, INegotiated, ITCPTransport
 from twisted.logger import Logger
 from twisted.web import http, server
@@ -78,6 +80,25 @@ class WebRequest(server.Request):
     def render(self, resrc) -> None:
         self.responseHeaders.removeHeader(b"server")  # twisted.web's version is nobody's business
         super().render(resrc)
+
+    def getClientAddress(self):  # noqa: N802
+        """The client: the peer, or behind one of the site's trusted proxies the last address of
+        ``X-Forwarded-For`` that is not a trusted proxy itself (a malformed header: the peer)."""
+        peer = super().getClientAddress()
+        site = getattr(self.channel, "site", None)
+        trusted = getattr(site, "trusted", frozenset())
+        if not trusted or getattr(peer, "host", None) not in trusted:
+            return peer
+        chain = b",".join(self.requestHeaders.getRawHeaders(b"x-forwarded-for", [])).decode("latin-1")
+        for word in reversed([w.strip() for w in chain.split(",") if w.strip()]):
+            try:
+                client = ipaddress.ip_address(word)
+            except ValueError:
+                return peer
+            if str(client) not in trusted:
+                kind = IPv6Address if client.version == 6 else IPv4Address
+                return kind("TCP", str(client), 0)
+        return peer
 
     def handleContentChunk(self, data: bytes) -> None:  # noqa: N802
         channel = self.channel

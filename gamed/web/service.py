@@ -10,7 +10,7 @@ from twisted.internet.interfaces import IReactorTime
 from twisted.logger import Logger
 from twisted.web import server
 
-from gamed.config import Limits, WebConfig, cors_origins
+from gamed.config import Limits, WebConfig, cors_origins, trusted_proxies
 from gamed.observers import LiveHub
 from gamed.ports import ListeningPorts
 from gamed.registry import IGame
@@ -32,6 +32,7 @@ class WebSite(server.Site):
         path = config.access_log if config.access_log not in ("", "-") else None
         super().__init__(root, logPath=path, timeout=config.idle_timeout or None, reactor=clock)
         self.config = config
+        self.trusted = trusted_proxies(config.trusted_proxies)  # whose X-Forwarded-For names the client
 
     def startFactory(self) -> None:  # noqa: N802
         super().startFactory()
@@ -98,7 +99,10 @@ class WebService(MultiService):
 
     def port_factory(self) -> ConnectionLimits:
         """The factory a listening port serves: the site behind the connection limits."""
-        return ConnectionLimits(self.site(), self.limits.max_connections, self.limits.max_per_peer, _refusal)
+        site = self.site()
+        limits = ConnectionLimits(site, self.limits.max_connections, self.limits.max_per_peer, _refusal)
+        limits.exempt = site.trusted  # a trusted proxy carries many clients: no per-address limit for it
+        return limits
 
     def startService(self) -> None:  # noqa: N802
         super().startService()
