@@ -48,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     from gamed.hosting import cli as bot_cli
 
     bot_cli.add_parser(commands, common)
+    settings = commands.add_parser("config", help="check a config file, or show the effective settings",
+                                   description="Check a config file as the daemon would read it, or print the effective settings.")
+    actions = settings.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = actions.add_parser("check", help="validate a config file: 'FILE: ok', or the one line naming what is wrong (exit 1)")
+    check.add_argument("file", metavar="FILE")
+    show = actions.add_parser("show", help="print every effective setting as a config file (the defaults, or --config FILE on top of them)")
+    show.add_argument("--config", metavar="FILE", help="the config file to read [default: none: the defaults]")
     return parser
 
 
@@ -196,6 +203,22 @@ async def _player(reactor: Any, args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
+def _config(args: argparse.Namespace) -> None:
+    """``gamed config check FILE`` and ``gamed config show [--config FILE]``."""
+    from gamed import config as settings
+    from gamed.configshow import to_toml
+
+    path = args.file if args.action == "check" else args.config
+    try:
+        cfg = settings.load(path) if path else settings.Config()
+    except settings.ConfigError as e:
+        _fail(str(e))
+    if args.action == "check":
+        print(f"{path}: ok")
+    else:
+        sys.stdout.write(to_toml(cfg))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``,
     ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``,
@@ -203,6 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     from twisted.internet import defer, task
 
     args = _parser().parse_args(argv)
+    if args.command == "config":
+        return _config(args)
     if args.command == "export":
         task.react(lambda reactor: defer.ensureDeferred(_export(reactor, args)))
     elif args.command == "player":
