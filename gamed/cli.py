@@ -214,6 +214,8 @@ def _config(args: argparse.Namespace) -> None:
     except settings.ConfigError as e:
         _fail(str(e))
     if args.action == "check":
+        for problem in settings.missing_folders(cfg):
+            _fail(f"{path}: {problem}")
         print(f"{path}: ok")
     else:
         sys.stdout.write(to_toml(cfg))

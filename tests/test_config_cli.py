@@ -82,3 +82,15 @@ def test_show_prints_every_setting_and_reads_back_as_the_same_configuration(tmp_
     defaults = gamed("config", "show", cwd=tmp_path)
     (tmp_path / "defaults.conf").write_text(defaults.stdout)
     assert config.load(str(tmp_path / "defaults.conf")) == config.Config()
+
+
+def test_a_records_file_in_a_missing_folder_is_an_error_not_a_new_database(tmp_path):
+    for database in ("/nonexistent/dir/x.sqlite", "sqlite:///nonexistent/dir/x.sqlite"):
+        conf = tmp_path / "c.conf"
+        conf.write_text(f'[records]\ndatabase = "{database}"\n')
+        out = gamed("config", "check", str(conf), cwd=tmp_path)
+        assert out.returncode == 1 and "records.database: the folder /nonexistent/dir does not exist" in out.stderr, out
+        assert out.stderr.count("\n") == 1
+    conf.write_text(f'[records]\ndatabase = "{tmp_path}/x.sqlite"\n')
+    assert gamed("config", "check", str(conf), cwd=tmp_path).returncode == 0
+    assert not (tmp_path / "x.sqlite").exists(), "checking creates nothing"
