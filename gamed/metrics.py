@@ -23,7 +23,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from twisted.application.service import Service
 from twisted.internet import task
+from twisted.logger import Logger
 from twisted.web import resource, server
+
+_log = Logger()
 
 LATENESS_EVERY = 0.5  # seconds between two looks at the reactor's lateness
 LATENESS_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -46,13 +49,17 @@ class _DaemonCollector:
         away = GaugeMetricFamily("gamed_players_away", "Seats whose player dropped and may come back, per game", labels=["game"])
         errors = CounterMetricFamily("gamed_errors", "ERROR lines sent to players, per game and code", labels=["game", "code"])
         for name, service in sorted(m.services.items()):
-            running.add_metric([name], len(getattr(service, "games", ()) or ()))
-            connections.add_metric([name], len(getattr(service, "connections", ()) or ()))
-            seats = getattr(service, "seats", None)
-            if hasattr(seats, "away_count"):
-                away.add_metric([name], seats.away_count())
-            for code, count in sorted(getattr(service, "errors", {}).items()):
-                errors.add_metric([name, str(code)], count)
+            try:
+                count = service.games_running() if hasattr(service, "games_running") else len(getattr(service, "games", {}))
+                running.add_metric([name], count)
+                connections.add_metric([name], len(getattr(service, "connections", ())))
+                seats = getattr(service, "seats", None)
+                if hasattr(seats, "away_count"):
+                    away.add_metric([name], seats.away_count())
+                for code, n in sorted(getattr(service, "errors", {}).items()):
+                    errors.add_metric([name, str(code)], n)
+            except Exception:  # a scrape never fails for one service's figures
+                _log.failure("metrics of {game} could not be read", game=name)
         yield from (running, connections, away, errors)
         hub = m.hub
         if hub is not None:

@@ -161,6 +161,10 @@ class CombatService(GameService):
         self.factory = CombatFactory(self)
         self.text_factory = CombatFactory(self, handshake=True)
 
+    def games_running(self) -> int:
+        """Tables whose game is being played (gamed.metrics)."""
+        return sum(1 for t in self._tables.values() if t.started is not None)
+
     def port_factory(self) -> ConnectionLimits:
         """The binary port (5688): seated at once, in arrival order."""
         return ConnectionLimits(self.factory, self.limits.max_connections, self.limits.max_per_peer)

@@ -271,6 +271,10 @@ class StrategoService(GameService):
             for seat in referee.seats:
                 seat.kill()
 
+    def games_running(self) -> int:
+        """Games being refereed (gamed.metrics)."""
+        return len(self._running)
+
     def games_ending(self) -> list[Deferred]:
         """The aborted games end once their programs are dead; each tournament then records them."""
         running = [d for d in self.tournaments if not d.called]

@@ -62,3 +62,12 @@ async def test_metrics_move_as_a_game_is_played(start_daemon, tmp_path):
     assert value(after, "gamed_games_running", game="kalaha") == 0
     assert value(after, "gamed_records_write_seconds_count") == 1
     assert value(after, "gamed_reactor_lateness_seconds_count") >= 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_game_is_listed_on_a_daemon_with_every_game(start_daemon, tmp_path):
+    daemon = await start_daemon(web=WEB, fight="tcp:0:interface=127.0.0.1", fight_gui="none",
+                                combat="tcp:0:interface=127.0.0.1", connect4="tcp:0:interface=127.0.0.1")
+    samples = await scrape(f"http://127.0.0.1:{daemon.ports['web']}")
+    games = {dict(labels)["game"] for name, labels in samples if name == "gamed_games_running"}
+    assert {"kalaha", "fight", "combat", "connect4"} <= games, games
