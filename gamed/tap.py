@@ -101,21 +101,7 @@ class GamedOptions(usage.Options):
         raise SystemExit(0)
 
     def postOptions(self) -> None:  # noqa: N802
-        try:
-            base = self.config_class()
-            base = config.load(self["config"], base) if self["config"] else base
-            values: dict[str, dict[str, Any]] = {}
-            for option, (section, setting) in self.settings.items():
-                if self[option] is not None:
-                    values.setdefault(section, {})[setting] = self[option]
-            if self["records"] in ("none", "off"):
-                values["records"]["database"] = ""
-            for option, descriptions in self.listen.items():
-                section, setting = self.listen_settings[option]
-                values.setdefault(section, {})[setting] = [] if descriptions == ["none"] else descriptions
-            cfg = config.build(values, base)
-        except ConfigError as e:
-            raise usage.UsageError(str(e)) from None
+        cfg = self.effective_config()
         for option, (section, setting) in self.listen_settings.items():
             for description in getattr(getattr(cfg, section), setting):
                 check_description(option, description)
@@ -128,6 +114,25 @@ class GamedOptions(usage.Options):
             except ConfigError as e:
                 raise usage.UsageError(str(e)) from None
         self.config = cfg
+
+    def effective_config(self):
+        """The config file (read again now) with the command line's settings on top; UsageError
+        with the one line of what is wrong (also what a reload, gamed.reload, reads)."""
+        try:
+            base = self.config_class()
+            base = config.load(self["config"], base) if self["config"] else base
+            values: dict[str, dict[str, Any]] = {}
+            for option, (section, setting) in self.settings.items():
+                if self[option] is not None:
+                    values.setdefault(section, {})[setting] = self[option]
+            if self["records"] in ("none", "off"):
+                values["records"]["database"] = ""
+            for option, descriptions in self.listen.items():
+                section, setting = self.listen_settings[option]
+                values.setdefault(section, {})[setting] = [] if descriptions == ["none"] else descriptions
+            return config.build(values, base)
+        except ConfigError as e:
+            raise usage.UsageError(str(e)) from None
 
 
 def options_class(games: tuple[registry.IGame, ...], config_class: type | None = None) -> type[GamedOptions]:
@@ -279,6 +284,8 @@ class GamedService(MultiService):
         self.ports = ListeningPorts()
         self.bots: tuple = ()  # every hosted bot (gamed.hosting.spec.BotSpec): the config's, then the stored ones
         self.metrics = None  # gamed.metrics.Metrics, with a web site that serves /metrics
+        self.reloader = None  # gamed.reload.Reloader: SIGHUP re-reads the settings
+        self.reactor = None
 
     def privilegedStartService(self) -> None:  # noqa: N802
         with _listen_errors():
@@ -287,6 +294,8 @@ class GamedService(MultiService):
     def startService(self) -> None:  # noqa: N802
         with _listen_errors():
             super().startService()
+        if self.reloader is not None and self.reactor is not None:
+            self.reactor.callWhenRunning(self.reloader.install, self.reactor)
 
     def stopService(self):  # noqa: N802
         # The daemon's tournaments stop first (their last writes need the records database).
@@ -375,6 +384,10 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     root.tournaments = _daemon_tournaments(cfg, root.hosted, hub, reactor, services)
     if root.tournaments is not None:
         root.tournaments.setServiceParent(root)
+    if isinstance(options, GamedOptions):  # (not a bare Config, as some tests pass)
+        from gamed.reload import Reloader
+
+        root.reloader, root.reactor = Reloader(options, cfg, services), reactor
     ReadyLine(ports, reactor).setServiceParent(root)  # the last child: started once every port listens
     tune_garbage_collector()
     tune_thread_switching()
