@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import tomllib
 import resource
 import sys
 from typing import Any
@@ -94,6 +95,20 @@ class GamedOptions(usage.Options):
         self.listen: dict[str, list[str]] = {}
         self.config: Config | None = None
         self.prepared: dict[str, Any] = {}  # game name -> what its prepare() returned
+        self.sets: list[tuple[str, str, Any]] = []  # --set section.setting=value, in order
+
+    def opt_set(self, assignment: str) -> None:
+        """Any setting of the config file by its name: section.setting=value (a TOML value:
+        30, true, "text", ["a", "b"]; a bare word is a string); repeatable, after --config."""
+        name, eq, text = assignment.partition("=")
+        section, dot, setting = name.strip().rpartition(".")
+        if not eq or not dot or not section or not setting:
+            raise usage.UsageError(f"--set takes section.setting=value (kalaha.move_time=30), not {assignment!r}")
+        try:
+            value = tomllib.loads(f"v = {text.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()  # a bare word: a string
+        self.sets.append((section, setting, value))
 
     def opt_version(self) -> None:
         """Print the gamed version and exit."""
@@ -130,6 +145,14 @@ class GamedOptions(usage.Options):
             for option, descriptions in self.listen.items():
                 section, setting = self.listen_settings[option]
                 values.setdefault(section, {})[setting] = [] if descriptions == ["none"] else descriptions
+            for section, setting, value in self.sets:  # --set: a setting of the file by its name
+                *parents, last = section.split(".")
+                table = values
+                for part in [*parents, last]:
+                    table = table.setdefault(part, {})
+                    if not isinstance(table, dict):
+                        raise ConfigError(f"--set {section}.{setting}: {part} is a setting, not a section")
+                table[setting] = value
             return config.build(values, base)
         except ConfigError as e:
             raise usage.UsageError(str(e)) from None

@@ -2,7 +2,9 @@
 
 import contextlib
 import pathlib
+import re
 import sqlite3
+import sys
 
 import pytest
 from twisted.application import strports
@@ -375,3 +377,22 @@ def test_a_bot_that_connects_itself_is_sent_to_the_port_it_can_log_in_on():
     assert where.get("combat") == ("127.0.0.1", 5689), "Combat's binary port has no LOGIN: its handshake port"
     assert where.get("kalaha") == ("127.0.0.2", 4600)
     assert where.get("fight", ("x", 1)) == ("x", 1)
+
+
+def test_any_setting_of_the_file_can_be_given_on_the_command_line_by_its_name(tmp_path):
+    conf = tmp_path / "gamed.conf"
+    conf.write_text("[kalaha]\nmove_time = 10\n")
+    options = tap.options_class(tap.registry.GAMES)()
+    options.parseOptions([
+        "--config", str(conf), "--records", "none",
+        "--set", "kalaha.move_time=30", "--set", "ladder.window=150.5", "--set", "web.cors=https://a.example",
+        "--set", "kalaha.listen=tcp:4601", "--set", "players.guests=true",
+        "--set", f'bots.alpha.command="{sys.executable} -c pass"', "--set", "bots.alpha.game=kalaha",
+    ])
+    cfg = options.config
+    assert (cfg.kalaha.move_time, cfg.ladder.window, cfg.web.cors, cfg.kalaha.listen) == (30.0, 150.5, "https://a.example", ("tcp:4601",))
+    assert [b.name for b in cfg.bots.bots] == ["alpha"]
+    for bad, words in (("kalaha.move_time", "--set takes section.setting=value"), ("kalaha.speed=3", "unknown setting kalaha.speed"),
+                       ("kalaha.move_time=-1", "kalaha.move_time must not be negative"), ("chess.x=1", "unknown section [chess]")):
+        with pytest.raises(usage.UsageError, match=re.escape(words)):
+            tap.options_class(tap.registry.GAMES)().parseOptions(["--records", "none", "--set", bad])
