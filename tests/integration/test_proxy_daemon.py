@@ -84,3 +84,49 @@ backend daemon_v2
     finally:
         proxy.signal("TERM")
         await proxy.ended
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_web_site_behind_haproxy_logs_each_clients_own_address(start_daemon, tmp_path):
+    from twisted.internet import task
+    from twisted.web.client import Agent, readBody
+
+    access = tmp_path / "access.log"
+    conf = tmp_path / "gamed.conf"
+    conf.write_text(f'[web]\naccess_log = "{access}"\n')
+    daemon = await start_daemon("--config", str(conf), web="haproxy:tcp:0:interface=127.0.0.1")
+    front = free_port()
+    (tmp_path / "haproxy.cfg").write_text(f"""
+defaults
+    mode tcp
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+frontend web
+    bind 127.0.0.1:{front}
+    default_backend daemon
+backend daemon
+    server gamed 127.0.0.1:{daemon.ports['web']} send-proxy-v2
+""")
+    proxy = spawn(["-db", "-f", str(tmp_path / "haproxy.cfg")], executable=HAPROXY, expect_ports=0)
+    proxy.listening.addErrback(lambda f: None)
+    try:
+        code = None
+        for _ in range(100):  # until HAProxy listens
+            try:
+                response = await Agent(reactor, bindAddress=("127.0.0.5", 0)).request(
+                    b"GET", f"http://127.0.0.1:{front}/healthz".encode())
+                await readBody(response)
+                code = response.code
+                break
+            except Exception:
+                await task.deferLater(reactor, 0.05, lambda: None)
+        assert code == 200, proxy.text
+        for _ in range(100):
+            if access.exists() and access.read_text():
+                break
+            await task.deferLater(reactor, 0.05, lambda: None)
+        assert access.read_text().split()[0] == '"127.0.0.5"', access.read_text()
+    finally:
+        proxy.signal("TERM")
+        await proxy.ended
