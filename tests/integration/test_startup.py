@@ -120,7 +120,7 @@ async def test_systemd_description_without_systemd_says_so():
 def test_every_option_has_a_config_setting_or_is_a_port():
     listen_options = set(tap._LISTEN)
     for option in every_option():
-        if option in ("config", "version") or option in listen_options:
+        if option in ("config", "set", "version") or option in listen_options:  # (--set: every setting by its name)
             continue
         assert option in tap._SETTINGS, f"--{option} has no config-file setting"
     assert os.path.exists("etc/gamed.conf.example")
