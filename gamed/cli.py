@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -203,6 +204,21 @@ async def _player(reactor: Any, args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
+def _missing_records_folder(database: str) -> str | None:
+    """The folder of a SQLite records file that does not exist here (relative to the working
+    directory, as the daemon opens it), else None."""
+    from gamed.records import SQLITE, RecordsError, parse_url
+
+    if not database:
+        return None
+    try:
+        dialect, target = parse_url(database)
+    except RecordsError:
+        return None  # (the config's own check has refused it already)
+    folder = os.path.dirname(os.path.abspath(target))
+    return None if dialect is not SQLITE or os.path.isdir(folder) else folder
+
+
 def _config(args: argparse.Namespace) -> None:
     """``gamed config check FILE`` and ``gamed config show [--config FILE]``."""
     from gamed import config as settings
@@ -214,8 +230,9 @@ def _config(args: argparse.Namespace) -> None:
     except settings.ConfigError as e:
         _fail(str(e))
     if args.action == "check":
-        for problem in settings.missing_folders(cfg):
-            _fail(f"{path}: {problem}")
+        folder = _missing_records_folder(cfg.records.database)
+        if folder is not None:
+            _fail(f"{path}: records.database: the folder {folder} does not exist (the daemon would not start)")
         print(f"{path}: ok")
     else:
         sys.stdout.write(to_toml(cfg))

@@ -591,19 +591,6 @@ def _validate_tournaments(config: Config) -> None:
         raise ConfigError("tournaments are kept in the records database: set records.database")
 
 
-def missing_folders(config: Config, cwd: str | None = None) -> list[str]:
-    """What ``gamed config check`` finds missing on this machine that the daemon would stop at:
-    the folder of the records' SQLite file (relative paths from ``cwd``), of the access log."""
-    out = []
-    db = config.records.database
-    if db and not db.startswith(("postgresql://", "postgres://")):
-        path = db[len("sqlite://"):] if db.startswith("sqlite:///") else db[len("sqlite:"):] if db.startswith("sqlite:") else db
-        folder = os.path.dirname(os.path.join(cwd or os.getcwd(), path))
-        if not os.path.isdir(folder):
-            out.append(f"records.database: the folder {os.path.normpath(folder)} does not exist (the daemon would not start)")
-    return out
-
-
 def _validate_records(records: RecordsConfig) -> None:
     """The records database must be a URL gamed.records can open (checked without opening it)."""
     db = records.database

@@ -72,14 +72,12 @@ class _DaemonCollector:
             yield from (moves, finished)
         hosted = m.hosted()
         if hosted is not None:
-            games = list(getattr(hosted, "running", {}).values())
-            programs = sum(1 for g in games for p in getattr(g, "programs", ()) if not p.done)
-            yield GaugeMetricFamily("gamed_hosted_games", "Hosted bots' games being played", value=len(games))
-            yield GaugeMetricFamily("gamed_hosted_programs", "Hosted programs running", value=programs)
+            yield GaugeMetricFamily("gamed_hosted_games", "Hosted bots' games being played", value=len(hosted.running))
+            yield GaugeMetricFamily("gamed_hosted_programs", "Hosted programs running", value=hosted.programs_running())
         store = getattr(hub, "store", None)
         if store is not None:
             yield GaugeMetricFamily("gamed_records_queue", "Records database work in flight (writes and reads)",
-                                    value=len(getattr(store, "_in_flight", ())))
+                                    value=store.pending)
 
 
 class Metrics(Service):

@@ -18,6 +18,8 @@ from twisted.internet import interfaces
 from twisted.internet.protocol import Factory, Protocol
 from twisted.logger import Logger
 from twisted.protocols import policies
+# Twisted's own header parsers (its package exports only the wrapper, which starts the wrapped
+# protocol too early for gamed): private modules, so a Twisted upgrade is checked by tests/test_proxy.py.
 from twisted.protocols.haproxy._exceptions import InvalidProxyHeader
 from twisted.protocols.haproxy._v1parser import V1Parser
 from twisted.protocols.haproxy._v2parser import V2Parser

@@ -430,6 +430,16 @@ class RecordStore:
         del psycopg  # adbapi imports it by name
         return adbapi.ConnectionPool("psycopg", self._target, cp_min=1, cp_max=4, cp_reconnect=True, cp_reactor=self.reactor)
 
+    def _cannot_open(self, e: Exception) -> RecordsError:
+        """The one line of a database that cannot be opened: the driver's own first line."""
+        text = str(e).strip()
+        return RecordsError(f"cannot open the records database {self.url}: {text.splitlines()[0] if text else type(e).__name__}")
+
+    @property
+    def pending(self) -> int:
+        """Work in flight on the database (writes and reads; gamed.metrics)."""
+        return len(self._in_flight)
+
     def _check_sqlite_path(self) -> None:
         """Refuse a SQLite file that is missing (``create=False``) or whose directory is missing: a
         mistyped path must stop start-up, not leave new directories and an empty database behind."""
@@ -460,9 +470,7 @@ class RecordStore:
         except RecordsError:
             raise
         except Exception as e:  # the driver's and the file system's own errors
-            text = str(e).strip()
-            why = text.splitlines()[0] if text else type(e).__name__
-            raise RecordsError(f"cannot open the records database {self.url}: {why}") from None
+            raise self._cannot_open(e) from None
 
     def _prepare_sqlite(self) -> int:
         import sqlite3
@@ -497,9 +505,7 @@ class RecordStore:
         except RecordsError:
             raise
         except Exception as e:  # the driver's and the file system's own errors
-            text = str(e).strip()
-            why = text.splitlines()[0] if text else type(e).__name__
-            raise RecordsError(f"cannot open the records database {self.url}: {why}") from None
+            raise self._cannot_open(e) from None
         try:
             result = interaction(conn.cursor(), *args)
             conn.commit()

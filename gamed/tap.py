@@ -86,8 +86,9 @@ class GamedOptions(usage.Options):
         "strports description (tcp:4600, tcp:port=4600:interface=127.0.0.1, ssl:port=4600:"
         "privateKey=key.pem:certKey=cert.pem, systemd:domain=INET:name=kalaha) and may be given "
         "more than once; 'none' switches the game off. Settings are read from --config (TOML), "
-        "then from the command line. JSON log lines: twistd --logger=gamed.logs.json_observer or "
-        "twist --log-format=json."
+        "then from the command line (--set section.setting=value for any of them). Logs: twistd "
+        "--logger=gamed.logs.text_observer (no debug lines) or --logger=gamed.logs.json_observer "
+        "(one flat JSON object per line)."
     )
 
     def __init__(self):

@@ -75,7 +75,7 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
 
     def on_disconnect(self, reason: Failure) -> None:
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         self.service.disconnected(self)
         self.service.name_released(self)  # an away seat keeps its name taken (gamed.seats.NameBook)
         if self.seat is not None and self.game is not None and not self.game.over:
@@ -141,7 +141,7 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
 
     def take_seat(self, seat: Seat) -> None:
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         if self.match is not None:
             self.match.stop(f"{self.name} went back to a game")
         self.game = seat.game
@@ -181,7 +181,7 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
         self._check_admitted()
         engine, level, player, size, opening, control = wire.parse_play(args, self.service.default_size)
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         self._starting(self.service.play_engine(self, engine, level, player, size, opening, control), "PLAY")
 
     def _match(self, args: list[str]) -> None:
@@ -190,7 +190,7 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
         self._check_admitted()
         a, b, games, size = wire.parse_match(args, self.service.default_size)
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         self._starting(self.service.play_match(self, a, b, games, size), "MATCH")
 
     def _starting(self, d, what: str) -> None:
@@ -221,7 +221,7 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
         table, size, control = wire.parse_table(args, self.service.default_size)
         lobby = self.service.lobby
         lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         asked = "" if control is None else f" CLOCK {control.notation()}"
         self.send_lines([f"OK TABLE {table or '-'} {size[0]}x{size[1]}{asked}"])
         key = self.service.table_key(table, size, self.service.default_size, control)
@@ -309,11 +309,6 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
 
     def ladder_leave_lobby(self) -> None:
         self.service.lobby.leave(self)
-
-    def _leave_ladder(self) -> None:
-        ladder = getattr(self.service, "ladder", None)
-        if ladder is not None:
-            ladder.leave(self)
 
     # --- the game's calls ------------------------------------------------------------------
 

@@ -80,6 +80,10 @@ class HostedGames:
         self._numbers = itertools.count(1)
         self.running: dict[str, _Game] = {}
 
+    def programs_running(self) -> int:
+        """Hosted programs of the games in play that have not ended (gamed.metrics)."""
+        return sum(1 for one in self.running.values() for p in one.programs if not p.done)
+
     def play(self, game: str, bots: Sequence[BotSpec], opening: int | None = None) -> defer.Deferred:
         """Play one game of ``game`` between ``bots`` (seat 0 first); fires with a HostedResult.
 

@@ -184,12 +184,10 @@ def launch_command(
             "--", *argv,
         ]
         if _native_reaper():  # one exec of the native launcher, then bubblewrap in its place
-            limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
-            return NATIVE_REAPER, [NATIVE_REAPER, "--exec", limit_text, workdir, str(os.getpid()), *program]
+            return NATIVE_REAPER, [NATIVE_REAPER, "--exec", _limit_text(limits), workdir, str(os.getpid()), *program]
     elif _native_reaper():
         # The native reaper is its own launcher: one exec, and Twisted's posix_spawn (no path).
-        limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
-        start = [NATIVE_REAPER, "--start", limit_text, workdir, str(os.getpid())]
+        start = [NATIVE_REAPER, "--start", _limit_text(limits), workdir, str(os.getpid())]
         return NATIVE_REAPER, [*start, children.exact_path(argv[0], workdir), *argv]
     else:
         # Without a process namespace, gamed.reaper is the program's parent and subreaper: what
@@ -197,8 +195,12 @@ def launch_command(
         program = children.reaper_command(list(argv), workdir)[1]
     if _QUICK_START:
         return _PRLIMIT, [_PRLIMIT, *_prlimit_options(limits), "--", *_quick_start(program, workdir)]
-    limit_text = ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
-    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), limit_text, program[0], *program]
+    return _PYTHON, [_PYTHON, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), _limit_text(limits), program[0], *program]
+
+
+def _limit_text(limits: BotLimits) -> str:
+    """The limits as the launchers read them: ``RLIMIT_CPU=SOFT:HARD,RLIMIT_AS=...``."""
+    return ",".join(f"{name}={soft}:{hard}" for name, (soft, hard) in rlimits(limits).items())
 
 
 def _prlimit_options(limits: BotLimits) -> list[str]:

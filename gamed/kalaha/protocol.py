@@ -80,7 +80,7 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
     def on_disconnect(self, reason: Failure) -> None:
         self._cancel_auto_join()
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         self.service.disconnected(self)
         if self.game is not None and not self.game.over:
             self._log.info("{name} ({peer}) left game {game}", name=self.name, peer=self.peer, game=self.game.id)
@@ -176,7 +176,7 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
                 return self._error(Code.BAD_ARGUMENTS, f"usage: COMPUTER [<level>] [A|B]; levels: {levels}")
         self._cancel_auto_join()
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         self.send_lines([f"OK COMPUTER {level_name} {side}"])
         self.service.play_computer(self, ai.LEVELS[level_name], side)
 
@@ -260,7 +260,7 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
 
     def _auto_join(self) -> None:
         self._join_call = None
-        if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing and not self._on_ladder():
+        if self.game is None and not self.service.lobby.is_waiting(self) and not self.closing and not self.on_ladder():
             if self._paused & _CHECKS:  # its login or name is being checked: join once answered
                 self._join_due = True
                 return
@@ -285,7 +285,7 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
             table = self.placement.table
         self._cancel_auto_join()
         self._join_due = False
-        self._leave_ladder()
+        self.leave_ladder()
         lobby = self.service.lobby
         lobby.leave(self)
         try:
@@ -308,14 +308,6 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
         self._join_due = False
         self.service.lobby.leave(self)
 
-    def _on_ladder(self) -> bool:
-        ladder = getattr(self.service, "ladder", None)
-        return ladder is not None and ladder.is_waiting(self)
-
-    def _leave_ladder(self) -> None:
-        ladder = getattr(self.service, "ladder", None)
-        if ladder is not None:
-            ladder.leave(self)
 
     # --- LoginCommands: how logging in and coming back are worded ---------------------------------
 
@@ -338,7 +330,7 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
         self._cancel_auto_join()
         self._join_due = False
         self.service.lobby.leave(self)
-        self._leave_ladder()
+        self.leave_ladder()
         self._rename(seat.identity)
         self.game = seat.game
         self.side = SIDES[seat.number]

@@ -38,6 +38,17 @@ class LadderCommands:
         """This connection waits for the ladder now: it stops waiting in the lobby."""
         raise NotImplementedError
 
+    def on_ladder(self) -> bool:
+        """True while this connection waits on the ladder."""
+        ladder = getattr(self.service, "ladder", None)
+        return ladder is not None and ladder.is_waiting(self)
+
+    def leave_ladder(self) -> None:
+        """Off the ladder (it asked for a table, an engine, took a seat back or left)."""
+        ladder = getattr(self.service, "ladder", None)
+        if ladder is not None:
+            ladder.leave(self)
+
     def ladder_command(self, args: list[str]) -> None:
         code = self.wire.Code
         ladder = getattr(self.service, "ladder", None)
