@@ -279,6 +279,7 @@ class BotsConfig:
 
     isolation: str = "auto"  # auto: bubblewrap where it works; bwrap: required; none: resource limits only
     start_timeout: float = 30.0  # seconds a hosted bot has to take its seat
+    warm: int = 4  # sandboxes started ahead per kind of bot (gamed.hosting.warm); 0 = none
     bots: tuple = ()  # gamed.hosting.spec.BotSpec, one per [bots.<name>] table
 
     def bot(self, name: str):
@@ -313,9 +314,13 @@ def _check_bots(section: Mapping[str, Any], base: BotsConfig) -> BotsConfig:
             settings[key] = _check("bots", key, value, float)
             if not 0 < settings[key] <= 3600:
                 raise ConfigError(f"bots.start_timeout must be more than 0 and at most 3600 seconds, not {value!r}")
+        elif key == "warm":
+            settings[key] = _check("bots", key, value, int)
+            if not 0 <= settings[key] <= 64:
+                raise ConfigError(f"bots.warm must be from 0 to 64 sandboxes, not {value!r}")
         else:
             raise ConfigError(
-                f"unknown setting bots.{key}; known: isolation, start_timeout, and a [bots.<name>] table per bot"
+                f"unknown setting bots.{key}; known: isolation, start_timeout, warm, and a [bots.<name>] table per bot"
             )
     return attrs.evolve(base, bots=tuple(bots), **settings)
 

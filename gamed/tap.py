@@ -502,7 +502,7 @@ def _hosted_games(cfg: Config, services: dict, hub, reactor, players=None, ports
         count=len(cfg.bots.bots), names=", ".join(b.name for b in cfg.bots.bots), sandbox=isolation.shown(),
     )
     address = BotAddresses(ports, games) if ports is not None else None
-    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout,
+    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout, warm=cfg.bots.warm,
                        address=address, tokens=players)
 
 
