@@ -71,3 +71,20 @@ async def test_every_game_is_listed_on_a_daemon_with_every_game(start_daemon, tm
     samples = await scrape(f"http://127.0.0.1:{daemon.ports['web']}")
     games = {dict(labels)["game"] for name, labels in samples if name == "gamed_games_running"}
     assert {"kalaha", "fight", "combat", "connect4"} <= games, games
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_seat_whose_time_runs_out_is_counted(start_daemon, tmp_path):
+    conf = tmp_path / "gamed.conf"
+    conf.write_text("[kalaha]\nmove_time = 0.3\nstrikes = 1\n")
+    daemon = await start_daemon("--config", str(conf), web=WEB)
+    url = f"http://127.0.0.1:{daemon.ports['web']}"
+    before = value(await scrape(url), "gamed_timeouts_total", game="kalaha")
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    for c in (a, b):
+        c.send("BOARD OFF")
+    await take_seats("slow", a, b)
+    await a.expect("YOURMOVE")  # ... and A lets its time run out: struck out, B wins
+    await b.expect("RESULT")
+    after = value(await scrape(url), "gamed_timeouts_total", game="kalaha")
+    assert after == before + 1
