@@ -60,3 +60,17 @@ def test_units_pass_systemd_analyze_verify(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "gamed.service" not in result.stderr, result.stderr
+
+
+def test_the_service_scores_at_most_1_4_under_systemd_analyze_security():
+    """1.7 before issue 17 (no PrivateUsers, the whole @system-service syscall set); a change that
+    makes the unit more exposed fails here."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed: the unit's exposure was not measured")
+    result = subprocess.run(
+        [analyze, "security", "--offline=yes", "--threshold=14", str(ROOT / "systemd" / "gamed.service")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stdout[-600:]
+    assert "Overall exposure level for gamed.service: 1." in result.stdout
