@@ -191,6 +191,7 @@ class WebConfig:
     max_body: int = 65_536  # bytes of a request body (the site is read-only: GET and HEAD only)
     cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
     metrics: bool = True  # /metrics: the daemon's Prometheus metrics (docs/metrics.md)
+    metrics_listen: tuple[str, ...] = ()  # a port of their own for /metrics, /healthz, /readyz (then not on the site)
     access_log: str = ""  # HTTP access lines: "" = none, "-" = standard output, or a file (appended to)
     trusted_proxies: str = ""  # addresses of reverse proxies whose X-Forwarded-For names the client ("" = none)
 

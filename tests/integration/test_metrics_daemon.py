@@ -88,3 +88,18 @@ async def test_a_seat_whose_time_runs_out_is_counted(start_daemon, tmp_path):
     await b.expect("RESULT")
     after = value(await scrape(url), "gamed_timeouts_total", game="kalaha")
     assert after == before + 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_metrics_on_a_port_of_their_own_leave_the_web_site(start_daemon):
+    daemon = await start_daemon("--metrics", "tcp:0:interface=127.0.0.1", web=WEB)
+    own = f"http://127.0.0.1:{daemon.ports['metrics']}"
+    site = f"http://127.0.0.1:{daemon.ports['web']}"
+    samples = await scrape(own)
+    assert ("gamed_games_running", (("game", "kalaha"),)) in samples
+    code, _, body = await get(own + "/readyz")
+    assert code == 200 and b'"ready"' in body
+    assert (await get(own + "/healthz"))[0] == 200
+    assert (await get(site + "/metrics"))[0] == 404  # no longer on the public site
+    assert (await get(site + "/healthz"))[0] == 200  # (which keeps its own health checks)
+    assert (await get(own + "/"))[0] == 404
