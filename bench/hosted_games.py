@@ -260,6 +260,8 @@ async def run(reactor, args) -> int:
                         f"{row['hosted_cpu_ms']:8.2f} {row['tcp_cpu_ms']:8.2f}",
                         flush=True,
                     )
+                if games.warm is not None:
+                    print(f"  ({games.warm.used} programs started in sandboxes started ahead; pool {'on' if games.warm.on else 'OFF'})")
                 games.stop()  # (its sandboxes started ahead end)
     except (RuntimeError, defer.FirstError) as e:
         if isinstance(e, defer.FirstError):
