@@ -71,6 +71,12 @@ async def test_every_game_is_listed_on_a_daemon_with_every_game(start_daemon, tm
     samples = await scrape(f"http://127.0.0.1:{daemon.ports['web']}")
     games = {dict(labels)["game"] for name, labels in samples if name == "gamed_games_running"}
     assert {"kalaha", "fight", "combat", "connect4"} <= games, games
+    # Virtual Fight's replies are numbers: its "invalid" (100) is counted by that code
+    fight = await connect(daemon.ports["fight"])
+    fight.send("NO SUCH COMMAND")
+    assert await fight.expect("100") == "100"
+    samples = await scrape(f"http://127.0.0.1:{daemon.ports['web']}")
+    assert value(samples, "gamed_errors_total", game="fight", code="100") == 1
 
 
 @pytest_twisted.ensureDeferred
