@@ -251,25 +251,21 @@ int main(int argc, char **argv)
 {
     close_the_rest();
     char **envp = NULL; /* the program's environment: ours, unless a start message gave one */
-    if (argc == 2 && strcmp(argv[1], "--wait-exec") == 0) {
+    int inside = argc == 2 && strcmp(argv[1], "--wait-exec") == 0;
+    if (inside || (argc == 3 && strcmp(argv[1], "--wait") == 0)) {
         struct start_message m;
         read_start_message(&m);
-        /* (no session of its own: it stays in bubblewrap's process group, which the daemon signals) */
-        if (start(m.limits, m.directory, 0) != 0) {
+        /* (inside bubblewrap no session of its own: it stays in bubblewrap's process group,
+         * which the daemon signals) */
+        if (start(m.limits, m.directory, !inside) != 0) {
             say("cannot change to", m.directory);
             _exit(127);
         }
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGXFSZ, SIG_DFL);
-        execve(m.path, m.argv, m.envp);
-        say("cannot execute", m.path);
-        _exit(127);
-    }
-    if (argc == 3 && strcmp(argv[1], "--wait") == 0) {
-        struct start_message m;
-        read_start_message(&m);
-        if (start(m.limits, m.directory, 1) != 0) {
-            say("cannot change to", m.directory);
+        if (inside) {
+            signal(SIGPIPE, SIG_DFL);
+            signal(SIGXFSZ, SIG_DFL);
+            execve(m.path, m.argv, m.envp);
+            say("cannot execute", m.path);
             _exit(127);
         }
         /* as after --start: DAEMON_PID PATH ARGV... */

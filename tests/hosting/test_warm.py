@@ -17,7 +17,7 @@ from twisted.logger import globalLogPublisher
 from gamed.hosting import sandbox
 from gamed.hosting.faults import Fault
 from gamed.hosting.warm import WarmSandboxes
-from tests.hosting.test_hosted_games import BOTS, ISOLATIONS, PY, bot, programs_with, runner
+from tests.hosting.test_hosted_games import BOTS, ISOLATIONS, PY, bot, play_started_ahead, programs_with, runner
 from tests.procs import wait_gone
 
 pytestmark = pytest.mark.skipif(not sandbox.warm_possible(), reason="the native reaper is not built (make)")
@@ -102,12 +102,7 @@ async def test_a_program_that_cannot_run_in_its_sandbox_is_a_start_fault(tmp_pat
     gone = bot("gone", "kalaha", str(script))
     script.unlink()  # (registered, then removed)
     steady = bot("steady", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 1 {tmp_path}")
-    games.warm_up([gone, steady])
-    try:
-        result = await games.play("kalaha", [gone, steady])
-    finally:
-        games.stop()
-    assert games.warm.used == 2
+    result = await play_started_ahead(games, "kalaha", [gone, steady])  # (both in sandboxes started ahead)
     assert not result.played
     assert result.faults[0].fault is Fault.START and "cannot execute" in result.faults[0].text(), result
     assert wait_gone(programs_with(str(tmp_path))) == []
