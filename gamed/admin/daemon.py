@@ -230,6 +230,8 @@ class DaemonTarget:
             accounts = getattr(self.everyone, "accounts", None)
             if accounts is None or not await accounts.registered(target):
                 raise AdminError(f"no account {target}")
+            found = await accounts.get(target) if hasattr(accounts, "get") else None
+            target = getattr(found, "name", target)  # as it was registered, not as typed
         try:
             ban = await self.ban_store.add(kind, target, reason)
         except BanError as e:
