@@ -180,8 +180,9 @@ class AdminCommands:
         d = defer.maybeDeferred(self._run, line)
 
         def failed(failure) -> Reply:
-            if failure.check(AdminError):
-                return Reply((f"error: {failure.value}",), failure.value.status)
+            if failure.check(AdminError):  # (it may quote what was typed: shown as printable ASCII)
+                text = "".join(c if c.isascii() and c.isprintable() else "?" for c in str(failure.value))
+                return Reply((f"error: {text}",), failure.value.status)
             self._log.failure("admin command {line!r} failed", failure, line=line)
             return Reply(("error: internal error; it has been logged",), FAILED)
 

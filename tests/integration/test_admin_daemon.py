@@ -5,18 +5,18 @@ terminal, ``gamed admin`` end to end, and start-up refusing a console without us
 
 from __future__ import annotations
 
-import json
 import pathlib
 import re
 import sys
 
 import pytest
 import pytest_twisted
+from twisted.conch.ssh.keys import FingerprintFormats, Key
 from twisted.internet import endpoints, reactor
-from twisted.web.client import Agent, readBody
 
 from gamed.admin.client import ClientError
-from tests.integration.adminsupport import Console, Terminal, poll
+from tests.integration.adminsupport import Console, Terminal, make_key, poll
+from tests.web.client import get_json
 from tests.integration.support import LineClient, add_accounts, connect, gamed_args, run, take_seats
 
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "admin.md"
@@ -120,10 +120,8 @@ async def test_session_draining_lets_the_game_finish_refuses_newcomers_and_exits
     cut = lines.index("A> RESIGN")
     clients = await replay(console, daemon, lines[:cut])
     # Not ready while draining (a load balancer stops sending players) ...
-    agent = Agent(reactor)
-    response = await agent.request(b"GET", f"http://127.0.0.1:{daemon.ports['web']}/readyz".encode())
-    body = json.loads(await readBody(response))
-    assert response.code == 503 and body["checks"]["ports"].startswith("draining"), body
+    code, body = await get_json(f"http://127.0.0.1:{daemon.ports['web']}/readyz")
+    assert code == 503 and body["checks"]["ports"].startswith("draining"), body
     # ... while the game in play goes on to its end; then the daemon exits with status 0.
     assert not daemon.exited
     await replay(console, daemon, lines[cut:], clients=clients)
@@ -203,7 +201,7 @@ async def test_a_wrong_key_is_refused_and_logged_with_its_fingerprint(start_daem
     daemon = await start_daemon(*console.args())
     with pytest.raises(ClientError, match="the key was refused"):
         await console.run(daemon, "games", key=console.stranger)
-    shown = console.stranger.public().fingerprint(keys_format())
+    shown = console.stranger.public().fingerprint(FingerprintFormats.SHA256_BASE64)
     await poll(lambda: f"admin console: refused key SHA256:{shown} for user admin from 127.0.0.1:" in daemon.text,
                "the refusal in the log")
     with pytest.raises(ClientError, match="the key was refused"):
@@ -211,16 +209,8 @@ async def test_a_wrong_key_is_refused_and_logged_with_its_fingerprint(start_daem
     assert (await console.run(daemon, "games"))[0] == 0
 
 
-def keys_format():
-    from twisted.conch.ssh.keys import FingerprintFormats
-
-    return FingerprintFormats.SHA256_BASE64
-
-
 @pytest_twisted.ensureDeferred
 async def test_the_console_prompt_and_the_manhole_in_a_terminal(start_daemon, tmp_path):
-    from twisted.conch.ssh.keys import Key
-
     console = Console(tmp_path)
     daemon = await start_daemon(*console.args())
     host = Key.fromFile(str(console.host_key)).public()
@@ -243,8 +233,6 @@ async def test_the_console_prompt_and_the_manhole_in_a_terminal(start_daemon, tm
 
 @pytest_twisted.ensureDeferred
 async def test_gamed_admin_runs_a_command_and_exits_with_its_status(start_daemon, tmp_path):
-    from twisted.conch.ssh.keys import Key
-
     console = Console(tmp_path)
     daemon = await start_daemon(*console.args())
     client = await connect(daemon.port)
@@ -269,8 +257,6 @@ async def test_gamed_admin_runs_a_command_and_exits_with_its_status(start_daemon
     assert await client.expect_prefix("INFO operator") == "INFO operator: hello there"
 
     stranger = tmp_path / "stranger_host"  # another host key: refused, never trusted on first use
-    from tests.integration.adminsupport import make_key
-
     known.write_bytes(f"[127.0.0.1]:{port} ".encode() + make_key(stranger).public().toString("openssh") + b"\n")
     code, out = await run([*cli, "--known-hosts", str(known), "games"], executable=None)
     assert code == 255 and "host key" in out and "is not the one in" in out and "Traceback" not in out, out
