@@ -88,7 +88,9 @@ class GamedOptions(usage.Options):
         "more than once; 'none' switches the game off. Settings are read from --config (TOML), "
         "then from the command line (--set section.setting=value for any of them). Logs: twistd "
         "--logger=gamed.logs.text_observer (no debug lines) or --logger=gamed.logs.json_observer "
-        "(one flat JSON object per line)."
+        "(one flat JSON object per line). The SSH admin console (off by default: --set admin.listen=tcp:2222:"
+        "interface=127.0.0.1 --set admin.authorized_keys=FILE; docs/admin.md) lists, kicks, bans, "
+        "broadcasts and drains; 'gamed admin' runs its commands from the shell."
     )
 
     def __init__(self):
