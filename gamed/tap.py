@@ -402,7 +402,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         if cfg.web.metrics:
             from gamed.metrics import Metrics
 
-            root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted)
+            root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted, admin=lambda: root.admin)
             root.metrics.setServiceParent(root)
             web.root.putChild(b"metrics", root.metrics.resource())
         listen(web, "web", WEB_PORT, web.port_factory)

@@ -578,13 +578,8 @@ class ConnectionLimits(WrappingFactory):
             why = f"server full ({self.budget.max_total} connections on all ports)"
         elif self.max_per_peer and host not in self.exempt and self.per_peer.get(host, 0) >= self.max_per_peer:
             why = f"too many connections from {host} (limit {self.max_per_peer})"
-        if why is None and self.registry is not None:
+        if why is None and self.registry is not None:  # a banned address, or the daemon draining
             why = self.registry.refusal(host)
-            if why is not None:  # every one logged: an operator's ban or drain at work
-                self._log.info("refused connection from {host}: {why}", host=host, why=why)
-                refusal = _Refusal(self.refusal(why))
-                refusal.factory = self
-                return refusal
         if why is not None:
             self.refused += 1
             if self.refused & (self.refused - 1) == 0:

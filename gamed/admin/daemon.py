@@ -117,6 +117,7 @@ class DaemonTarget:
         self.ban_store = ban_store  # gamed.bans.BanStore, or None without a records database
         self.drain_ = drain
         self.clock = clock
+        self.kicks = 0  # connections closed by kick or ban (gamed.metrics)
 
     # --- what is there ---------------------------------------------------------------------
 
@@ -212,8 +213,8 @@ class DaemonTarget:
                        peer=conn.peer, name=row.name, why=f": {reason}" if reason else "")
         return row
 
-    @staticmethod
-    def _close(conn: Any, reason: str) -> None:
+    def _close(self, conn: Any, reason: str) -> None:
+        self.kicks += 1
         protocol = conn.protocol
         if hasattr(protocol, "kick"):
             protocol.kick(reason)
