@@ -501,7 +501,8 @@ def _admin_console(cfg: Config, root: GamedService, conns, services: dict, hub, 
     from gamed.textline import ConnectionLimits
 
     for description in admin.listen:
-        served = ConnectionLimits(ssh.console_factory(commands, admin.authorized_keys, key, reactor, namespace if admin.manhole else None),
+        served = ConnectionLimits(ssh.console_factory(commands, admin.authorized_keys, key, reactor, namespace if admin.manhole else None,
+                                                      idle=cfg.limits.idle_timeout),
                                   ADMIN_CONNECTIONS, ADMIN_PER_PEER)
         served.served = "admin console"
         served.budget = budget

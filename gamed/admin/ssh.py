@@ -23,12 +23,13 @@ from twisted.conch.checkers import IAuthorizedKeysDB, SSHPublicKeyChecker, readA
 from twisted.conch.error import ValidPublicKey
 from twisted.conch.insults import insults
 from twisted.conch.interfaces import IConchUser, ISession
-from twisted.conch.ssh import factory, keys, userauth
+from twisted.conch.ssh import factory, keys, transport, userauth
 from twisted.conch.ssh.common import getNS
 from twisted.cred.error import UnauthorizedLogin
 from twisted.cred.portal import IRealm, Portal
 from twisted.internet.error import ProcessDone, ProcessTerminated
 from twisted.logger import Logger
+from twisted.protocols.policies import TimeoutMixin
 from twisted.python import components
 from twisted.python.failure import Failure
 from zope.interface import implementer
@@ -246,14 +247,43 @@ class AdminRealm:
         return IConchUser, user, lambda: None
 
 
+class IdleTransport(TimeoutMixin, transport.SSHServerTransport):
+    """An SSH connection that is closed after ``factory.idle`` seconds without a byte from the
+    client (0 = never), on the factory's clock."""
+
+    def connectionMade(self) -> None:  # noqa: N802
+        self.callLater = self.factory.clock.callLater
+        super().connectionMade()
+        if self.factory.idle:
+            self.setTimeout(self.factory.idle)
+
+    def dataReceived(self, data: bytes) -> None:  # noqa: N802
+        self.resetTimeout()
+        super().dataReceived(data)
+
+    def connectionLost(self, reason) -> None:  # noqa: N802
+        self.setTimeout(None)
+        super().connectionLost(reason)
+
+    def timeoutConnection(self) -> None:  # noqa: N802
+        peer = self.transport.getPeer()
+        _log.info("admin console: {peer} closed after {idle:g} s idle", peer=f"{getattr(peer, 'host', '?')}:{getattr(peer, 'port', '?')}",
+                  idle=self.factory.idle)
+        self.loseConnection()
+
+
 class AdminSSHFactory(factory.SSHFactory):
-    """The SSH server of the console: ``portal`` checks keys, ``key`` is the host key."""
+    """The SSH server of the console: ``portal`` checks keys, ``key`` is the host key; a
+    connection idle for ``idle`` seconds is closed (0 = never)."""
 
     services = {**factory.SSHFactory.services, b"ssh-userauth": LoggedUserAuth}
+    protocol = IdleTransport
     noisy = False
 
-    def __init__(self, portal: Portal, key: keys.Key):
+    def __init__(self, portal: Portal, key: keys.Key, clock: Any, idle: float = 0.0):
         self.portal = portal
+        self.clock = clock
+        self.idle = idle
         self.publicKeys = {key.sshType(): key.public()}
         self.privateKeys = {key.sshType(): key}
         self.primes = None  # the fixed Diffie-Hellman groups and the elliptic curves only
@@ -263,12 +293,12 @@ class AdminSSHFactory(factory.SSHFactory):
 
 
 def console_factory(commands: AdminCommands, authorized_keys: str, key: keys.Key, clock: Any,
-                    namespace: Callable[[], dict] | None = None) -> AdminSSHFactory:
+                    namespace: Callable[[], dict] | None = None, idle: float = 0.0) -> AdminSSHFactory:
     """The console's SSH factory: keys of ``authorized_keys`` for user admin (and manhole when
     ``namespace`` is given), host key ``key``."""
     users = (CONSOLE_USER, MANHOLE_USER) if namespace is not None else (CONSOLE_USER,)
     portal = Portal(AdminRealm(commands, clock, namespace), [SSHPublicKeyChecker(AuthorizedKeys(authorized_keys, users))])
-    return AdminSSHFactory(portal, key)
+    return AdminSSHFactory(portal, key, clock, idle)
 
 
 __all__ = ["AdminSSHFactory", "KeyFileError", "check_authorized_keys", "console_factory", "host_key"]

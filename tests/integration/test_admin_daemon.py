@@ -276,3 +276,14 @@ async def test_start_up_refuses_a_console_without_usable_keys(tmp_path):
     code, out = await run(gamed_args("--set", "admin.listen=tcp:0:interface=127.0.0.1", "--set",
                                      f"admin.authorized_keys={empty}", "--set", f"admin.host_key={tmp_path / 'hk'}"))
     assert code == 1 and "holds no public key" in out and "Traceback" not in out, out
+
+
+@pytest_twisted.ensureDeferred
+async def test_an_idle_console_connection_is_closed(start_daemon, tmp_path):
+    console = Console(tmp_path)
+    daemon = await start_daemon(*console.args(), "--idle-timeout", "1")
+    term = await Terminal("admin", console.key, Key.fromFile(str(console.host_key)).public()).open(daemon.ports["admin"])
+    await term.shows(b"gamed> ")
+    term.closed.addTimeout(15, reactor)
+    await term.closed
+    await poll(lambda: "s idle" in daemon.text and "admin console: 127.0.0.1:" in daemon.text, "the idle line")
