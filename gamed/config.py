@@ -191,6 +191,7 @@ class WebConfig:
     max_body: int = 65_536  # bytes of a request body (the site is read-only: GET and HEAD only)
     cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
     metrics: bool = True  # /metrics: the daemon's Prometheus metrics (docs/metrics.md)
+    metrics_listen: tuple[str, ...] = ()  # a port of their own for /metrics, /healthz, /readyz (then not on the site)
     access_log: str = ""  # HTTP access lines: "" = none, "-" = standard output, or a file (appended to)
     trusted_proxies: str = ""  # addresses of reverse proxies whose X-Forwarded-For names the client ("" = none)
 
@@ -289,6 +290,7 @@ class BotsConfig:
 
     isolation: str = "auto"  # auto: bubblewrap where it works; bwrap: required; none: resource limits only
     start_timeout: float = 30.0  # seconds a hosted bot has to take its seat
+    warm: int = 4  # sandboxes started ahead per kind of bot (gamed.hosting.warm); 0 = none
     bots: tuple = ()  # gamed.hosting.spec.BotSpec, one per [bots.<name>] table
 
     def bot(self, name: str):
@@ -323,9 +325,13 @@ def _check_bots(section: Mapping[str, Any], base: BotsConfig) -> BotsConfig:
             settings[key] = _check("bots", key, value, float)
             if not 0 < settings[key] <= 3600:
                 raise ConfigError(f"bots.start_timeout must be more than 0 and at most 3600 seconds, not {value!r}")
+        elif key == "warm":
+            settings[key] = _check("bots", key, value, int)
+            if not 0 <= settings[key] <= 64:
+                raise ConfigError(f"bots.warm must be from 0 to 64 sandboxes, not {value!r}")
         else:
             raise ConfigError(
-                f"unknown setting bots.{key}; known: isolation, start_timeout, and a [bots.<name>] table per bot"
+                f"unknown setting bots.{key}; known: isolation, start_timeout, warm, and a [bots.<name>] table per bot"
             )
     return attrs.evolve(base, bots=tuple(bots), **settings)
 

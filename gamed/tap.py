@@ -41,6 +41,13 @@ WEB_PORT = registry.GamePort(
     plays=False,
 )
 
+# ... and the metrics' own port, when [web] metrics_listen gives it descriptions.
+METRICS_PORT = registry.GamePort(
+    "metrics", "metrics_listen", "metrics", "gamed-metrics.socket",
+    "Serve /metrics, /healthz and /readyz on a port of their own (then not on the web site) on this strports description; repeatable [default: none]",
+    plays=False,
+)
+
 # Options of the shared sections: (option, section, setting, help with {default}).
 _SHARED_OPTIONS = (
     ("records", "records", "database", "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"),
@@ -57,7 +64,7 @@ _SHARED_OPTIONS = (
 
 def _ports(games: tuple[registry.IGame, ...]) -> list[tuple[str, registry.GamePort]]:
     """Every kind of port of the daemon, in the order they listen: (config section, port)."""
-    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT)]
+    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT), ("web", METRICS_PORT)]
 
 
 def _listen_option(option: str, help: str):
@@ -395,18 +402,24 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         for port in game.ports:
             listen(service, game.section, port, _registered(factories[port.option], conns, game.section, port.option))
         service.setServiceParent(root)
+    if (cfg.web.listen and cfg.web.metrics) or cfg.web.metrics_listen:
+        from gamed.metrics import Metrics
+
+        root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted, admin=lambda: root.admin)
+        root.metrics.setServiceParent(root)
     if cfg.web.listen:
         from gamed.web.service import WebService
 
         web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games, players=players)
-        if cfg.web.metrics:
-            from gamed.metrics import Metrics
-
-            root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted, admin=lambda: root.admin)
-            root.metrics.setServiceParent(root)
+        if cfg.web.metrics and not cfg.web.metrics_listen:
             web.root.putChild(b"metrics", root.metrics.resource())
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
+    if cfg.web.metrics_listen:
+        from gamed.web.health import metrics_site
+
+        site = metrics_site(root.metrics.resource(), ports, getattr(hub, "store", None), reactor, cfg.limits)
+        listen(root, "web", METRICS_PORT, site)
     if cfg.bots.bots and "stratego" not in services and any(b.game == "stratego" for b in cfg.bots.bots):
         # Stratego has no ports: without AI programs of its own it runs for hosted bots alone.
         from gamed.stratego.service import StrategoService
@@ -598,7 +611,7 @@ def _hosted_games(cfg: Config, services: dict, hub, reactor, players=None, ports
         count=len(cfg.bots.bots), names=", ".join(b.name for b in cfg.bots.bots), sandbox=isolation.shown(),
     )
     address = BotAddresses(ports, games) if ports is not None else None
-    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout,
+    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout, warm=cfg.bots.warm,
                        address=address, tokens=players)
 
 

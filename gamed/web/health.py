@@ -93,3 +93,24 @@ class Ready(resource.Resource):
 def _ping(cursor: Any) -> None:
     cursor.execute("SELECT 1")
     cursor.fetchall()
+
+
+def metrics_site(metrics: resource.Resource, ports: Any, store: Any, clock: Any, limits: Any):
+    """The factory builder of the metrics' own port ([web] metrics_listen): ``/metrics``,
+    ``/healthz`` and ``/readyz`` alone, without access lines, behind the connection limits."""
+    from gamed.textline import ConnectionLimits
+    from gamed.web.channel import refusal
+
+    root = resource.Resource()
+    root.putChild(b"metrics", metrics)
+    root.putChild(b"healthz", Health())
+    root.putChild(b"readyz", Ready(ports, store, clock))
+    site = server.Site(root)
+    site.displayTracebacks = False
+    site.timeOut = 60  # seconds a connection may be idle
+    site.log = lambda request: None  # (a scraper's requests are no one's access log)
+
+    def factory() -> ConnectionLimits:
+        return ConnectionLimits(site, limits.max_connections, limits.max_per_peer, lambda why: refusal(503, why))
+
+    return factory
