@@ -255,6 +255,14 @@ def _config(args: argparse.Namespace) -> None:
         folder = _missing_records_folder(cfg.records.database)
         if folder is not None:
             _fail(f"{path}: records.database: the folder {folder} does not exist (the daemon would not start)")
+        if cfg.admin.listen:  # the console's key files, as start-up reads them (making no host key)
+            from gamed.admin import ssh
+
+            try:
+                ssh.check_authorized_keys(cfg.admin.authorized_keys)
+                ssh.check_host_key(cfg.admin.host_key)
+            except ssh.KeyFileError as e:
+                _fail(f"{path}: {e} (the daemon would not start)")
         print(f"{path}: ok")
     else:
         sys.stdout.write(to_toml(cfg))

@@ -70,6 +70,18 @@ def check_authorized_keys(path: str) -> int:
     return len(found)
 
 
+def check_host_key(path: str) -> None:
+    """``gamed config check``'s look at the host key, making nothing: a file that is there must
+    be a private key, and a missing one's folder must exist (start-up makes the key there)."""
+    if os.path.exists(path):
+        try:
+            keys.Key.fromFile(path)
+        except (OSError, keys.BadKeyError, ValueError) as e:
+            raise KeyFileError(f"admin.host_key {path}: not a usable private key: {getattr(e, 'strerror', None) or e}") from None
+    elif not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise KeyFileError(f"admin.host_key {path}: the folder {os.path.dirname(os.path.abspath(path))} does not exist")
+
+
 def host_key(path: str) -> keys.Key:
     """The console's private host key from ``path``; made (ed25519, written with mode 0600) when
     the file does not exist. KeyFileError when it cannot be read, parsed or made."""
