@@ -33,6 +33,8 @@ def _in_game(protocol: Any) -> bool:
     such as observers, are never idle by this test: they are left to the shutdown)."""
     if not hasattr(protocol, "game"):
         return True
+    if getattr(protocol, "match", None) is not None or getattr(protocol, "starting", False):
+        return True  # Connect Four: an engine match it watches, or engines being started for it
     game = protocol.game
     return game is not None and not getattr(game, "over", False)
 
