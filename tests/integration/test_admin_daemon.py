@@ -287,3 +287,28 @@ async def test_an_idle_console_connection_is_closed(start_daemon, tmp_path):
     term.closed.addTimeout(15, reactor)
     await term.closed
     await poll(lambda: "s idle" in daemon.text and "admin console: 127.0.0.1:" in daemon.text, "the idle line")
+
+
+@pytest_twisted.ensureDeferred
+async def test_one_registry_for_every_game_and_a_broadcast_says_what_it_skipped(start_daemon, tmp_path):
+    console = Console(tmp_path)
+    loop = "tcp:0:interface=127.0.0.1"
+    daemon = await start_daemon(*console.args(), connect4=loop, fight=loop)
+    kalaha = await connect(daemon.port)
+    await kalaha.expect("HELLO")
+    four = await connect(daemon.ports["connect4"])
+    await four.expect("HELLO")
+    fight = await connect(daemon.ports["fight"])
+    await fight.next_line()  # its greeting
+    lines = await console.ok(daemon, "connections")
+    assert [line.split()[:2] for line in lines[1:]] == [["1", "kalaha"], ["2", "connect4"], ["3", "fight"]], lines
+    assert [line.split()[0] for line in await console.ok(daemon, "connections connect4")] == ["ID", "2"]
+    assert await console.ok(daemon, "broadcast maintenance at noon") == [
+        "sent to 2 connections, 1 kalaha, 1 connect4; skipped 1 fight (no message line in their protocol)"]
+    assert await kalaha.expect_prefix("INFO operator") == "INFO operator: maintenance at noon"
+    assert await four.expect_prefix("INFO operator") == "INFO operator: maintenance at noon"
+    assert (await console.ok(daemon, "kick 2"))[0].startswith("kicked 2: connect4 127.0.0.1:")
+    assert await four.expect("BYE") == "BYE kicked by the operator"
+    await four.wait_closed()
+    assert (await console.ok(daemon, "kick 3"))[0].startswith("kicked 3: fight 127.0.0.1:")
+    await fight.wait_closed()
