@@ -532,7 +532,8 @@ class ConnectionBudget:
 class ConnectionLimits(WrappingFactory):
     """Wraps a server factory; refuses connections beyond ``max_total`` in all and ``max_per_peer``
     from one address (0 = unlimited), and once the daemon's ``budget`` (shared by every port, set
-    by gamed.tap) is full, answering ``refusal(why)`` bytes and logging the reason."""
+    by gamed.tap) is full, and those its ``registry`` refuses (a banned address, a draining daemon:
+    gamed.connections), answering ``refusal(why)`` bytes and logging the reason."""
 
     _log = Logger()
     noisy = False
