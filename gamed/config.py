@@ -275,6 +275,16 @@ class RecordsConfig:
 
 
 @attrs.frozen
+class AdminConfig:
+    """The SSH admin console ([admin], docs/admin.md): off unless ``listen`` names a port."""
+
+    listen: tuple[str, ...] = ()  # strports descriptions of the SSH console; () = off
+    authorized_keys: str = ""  # an OpenSSH authorized_keys file: the keys that may log in (required with listen)
+    host_key: str = "gamed_admin_host_key"  # the server's private key; made (ed25519, mode 0600) when missing
+    manhole: bool = True  # the user "manhole" gets a Python prompt in the daemon (same keys)
+
+
+@attrs.frozen
 class BotsConfig:
     """Hosted bots ([bots], and a [bots.<name>] table per bot: docs/hosting.md)."""
 
@@ -374,6 +384,7 @@ _SHARED_SECTIONS: dict[str, type] = {
     "bots": BotsConfig,
     "tournaments": TournamentsConfig,
     "ladder": LadderConfig,
+    "admin": AdminConfig,
 }
 
 
@@ -562,10 +573,19 @@ def validate(config: Config) -> None:
     if lim.line_rate and lim.line_burst < 1:
         raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
     _validate_records(config.records)
+    _validate_admin(config.admin)
     _validate_tournaments(config)
     _validate_ladder(config.ladder)
     if not config.players.guests and not config.records.database:
         raise ConfigError("players.guests = false needs accounts, and accounts live in the records database: set records.database")
+
+
+def _validate_admin(admin: AdminConfig) -> None:
+    """The console needs its keys file; the key files are checked (read) at start-up."""
+    if admin.listen and not admin.authorized_keys.strip():
+        raise ConfigError("admin.listen needs admin.authorized_keys: the OpenSSH authorized_keys file of the keys that may log in")
+    if admin.listen and not admin.host_key.strip():
+        raise ConfigError("admin.host_key must name a file for the console's host key")
 
 
 def _validate_ladder(ladder: LadderConfig) -> None:

@@ -317,6 +317,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tournaments ADD COLUMN runner TEXT",
         "ALTER TABLE tournaments ADD COLUMN lease DOUBLE PRECISION",
     ),
+    (  # 10: the operator's bans (gamed.bans, the admin console: docs/admin.md): kind "address"
+        # (an address or a CIDR network, canonical) or "account" (a name, unique in any case).
+        """CREATE TABLE bans (
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL)""",
+        "CREATE UNIQUE INDEX bans_target ON bans (kind, lower(target))",
+    ),
 )
 
 

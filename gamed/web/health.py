@@ -5,7 +5,8 @@ orchestrators and monitoring.
 - ``/readyz``: the daemon can serve games: every configured port listens and the records
   database (when there is one) answers a query within ``RECORDS_WAIT`` seconds. ``200
   {"status": "ready", "checks": {...}}``, else ``503 {"status": "not ready", "checks": {...}}``
-  naming what is wrong (``"ports": "not listening: kalaha tcp:4600"``, ``"records": "..."``).
+  naming what is wrong (``"ports": "not listening: kalaha tcp:4600"``, ``"ports": "draining: ..."``
+  once the operator drains the daemon (docs/admin.md), ``"records": "..."``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class Ready(resource.Resource):
     def _ports(self) -> str:
         if self.ports is None:
             return "ok"
+        if getattr(self.ports, "draining", False):
+            return "draining: no new games are started (the daemon exits once the games in play have finished)"
         waiting = [f"{p.serves} {p.description}" for p in self.ports.ports if p.port is None and p.path is None]
         return "ok" if not waiting else "not listening: " + ", ".join(waiting)
 
