@@ -29,7 +29,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from gamed import outcome, registry
+from gamed import outcome, registry, replay
 from gamed import ratings as skill  # "ratings" is the name of many local lists here
 
 log = Logger()
@@ -317,6 +317,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tournaments ADD COLUMN runner TEXT",
         "ALTER TABLE tournaments ADD COLUMN lease DOUBLE PRECISION",
     ),
+    # 10: PLACEHOLDER of the records branch, to be replaced by the admin console's migration 10
+    # when the branches are merged (it changes nothing; this branch's own migrations follow it).
+    (),
+    (  # 11: states rebuilt by the rules instead of kept (gamed.replay): a move's ``patch`` is what
+        # its state differs from the rules' prediction ('{}': nothing; NULL: its ``state`` is kept
+        # whole, or it has none), and a match's ``replayer`` names the replayer its patches are for
+        # (IGame.replay_version; NULL: every state kept whole, as before).
+        "ALTER TABLE moves ADD COLUMN patch TEXT",
+        "ALTER TABLE matches ADD COLUMN replayer TEXT",
+    ),
 )
 
 
@@ -398,10 +408,13 @@ def _check_record(record: MatchRecord) -> None:
 class RecordStore:
     """The records database: store finished matches, read them back, keep the ratings."""
 
-    def __init__(self, url: str, reactor: Any, create: bool = True):
+    def __init__(self, url: str, reactor: Any, create: bool = True, compact: bool = True):
         """``url``: see ``parse_url``. ``create=False``: a SQLite file must already exist (for readers
-        such as ``gamed export``, which must not leave an empty database behind a typo)."""
+        such as ``gamed export``, which must not leave an empty database behind a typo).
+        ``compact=False`` keeps every move's state whole, as gamed did before the replayers
+        (gamed.replay; what bench/records_size.py compares with)."""
         self.url = url
+        self.compact = compact
         self.dialect, self._target = parse_url(url)
         self.reactor = reactor
         self._create = create
@@ -572,7 +585,7 @@ class RecordStore:
             _check_record(record)
         except (TypeError, ValueError) as e:
             return defer.fail(e)
-        d = self._run(_store, self.dialect, record)
+        d = self._run(_store, self.dialect, record, self.compact)
         if self.write_observers:
             began = time.monotonic()
 
@@ -671,8 +684,24 @@ def _sqlite_opened(conn: Any) -> None:
 # --- interactions (run in the pool's thread, inside one transaction) ---------------------------
 
 
-def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
+def _kept_states(record: MatchRecord, compact: bool = True) -> tuple[str | None, list[tuple[Any, str | None]]]:
+    """(the replayer named in ``matches.replayer`` or None, each move's (state kept, patch)): with
+    ``compact`` and a game that has a replayer, only what the rules cannot rebuild is kept (the
+    moves must be in order, numbered 1, 2, ... as the hub numbers them)."""
+    whole = [(m.state, None) for m in record.moves]
+    game = registry.by_name().get(record.game)
+    version = getattr(game, "replay_version", "") if game is not None else ""
+    if not compact or not version or [m.n for m in record.moves] != list(range(1, len(record.moves) + 1)):
+        return None, whole
+    kept = replay.compact(game.next_state, record.initial_state, [(m.seat, m.move, m.state) for m in record.moves])
+    if all(patch is None for _, patch in kept):
+        return None, whole
+    return version, kept
+
+
+def _store(cursor: Any, dialect: _Dialect, record: MatchRecord, compact: bool = True) -> int:
     sql = dialect.sql
+    replayer, kept = _kept_states(record, compact)  # before the lock: it is the rules' work
     # Stores run one at a time, so a rating read here is still current when it is written back.
     if dialect is SQLITE:
         cursor.execute("BEGIN IMMEDIATE")
@@ -680,8 +709,8 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
         cursor.execute("LOCK TABLE ratings IN SHARE ROW EXCLUSIVE MODE")  # readers still read
     cursor.execute(
         sql(
-            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns, detail)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns, detail,"
+            " replayer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
         ),
         (
             record.game,
@@ -695,6 +724,7 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
             _dumps(record.extra, "extra"),
             record.turns,
             record.detail,
+            replayer,
         ),
     )
     match_id = int(cursor.fetchone()[0])
@@ -728,7 +758,7 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
     )
     if record.moves:
         cursor.executemany(
-            sql("INSERT INTO moves (match_id, n, seat, move, t, state, clock) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+            sql("INSERT INTO moves (match_id, n, seat, move, t, state, clock, patch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
             [
                 (
                     match_id,
@@ -736,10 +766,11 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
                     m.seat,
                     m.move,
                     float(m.t),
-                    None if m.state is None else _dumps(m.state, f"move {m.n} state"),
+                    None if state is None else _dumps(state, f"move {m.n} state"),
                     None if m.clock is None else _dumps(m.clock, f"move {m.n} clock"),
+                    patch,
                 )
-                for m in record.moves
+                for m, (state, patch) in zip(record.moves, kept)
             ],
         )
     return match_id
@@ -879,25 +910,44 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
 
 def _match(cursor: Any, dialect: _Dialect, match_id: int) -> dict | None:
     cursor.execute(
-        dialect.sql(f"SELECT {_SUMMARY}, options, initial_state, extra, table_id FROM matches WHERE id = ?"),
+        dialect.sql(f"SELECT {_SUMMARY}, options, initial_state, extra, table_id, replayer FROM matches WHERE id = ?"),
         (match_id,),
     )
     row = cursor.fetchone()
     if row is None:
         return None
     (summary,) = _summaries(cursor, dialect, [row], detail=True)
-    cursor.execute(dialect.sql("SELECT n, seat, move, t, state, clock FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
+    cursor.execute(dialect.sql("SELECT n, seat, move, t, state, clock, patch FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
+    rows = cursor.fetchall()
+    initial_state = _loads(row[9])
+    states = [_loads(r[4]) for r in rows]
+    if any(r[6] is not None for r in rows):
+        states = _rebuilt(summary["game"], row[12], match_id, initial_state, rows, states)
     summary.update(
         options=_loads(row[8]),
-        initial_state=_loads(row[9]),
+        initial_state=initial_state,
         moves=[
-            {"n": n, "seat": seat, "move": move, "t": t, "state": _loads(state), "clock": _loads(clock)}
-            for n, seat, move, t, state, clock in cursor.fetchall()
+            {"n": n, "seat": seat, "move": move, "t": t, "state": state, "clock": _loads(clock)}
+            for (n, seat, move, t, _, clock, _), state in zip(rows, states)
         ],
         extra=_loads(row[10]),
         table=row[11],
     )
     return summary
+
+
+def _rebuilt(game_name: str, replayer: str | None, match_id: int, initial_state: Any, rows: list, states: list) -> list:
+    """The states of a match's moves with the ones the rules rebuild filled in (gamed.replay)."""
+    game = registry.by_name().get(game_name)
+    if game is None or not replayer or game.replay_version != replayer:
+        have = getattr(game, "replay_version", "") or "none"
+        raise RecordsError(f"match {match_id}: its states need the replayer {replayer}, this gamed has {have}")
+    try:
+        return replay.rebuild(
+            game.next_state, initial_state, [(r[1], r[2], state, r[6]) for r, state in zip(rows, states)]
+        )
+    except replay.ReplayError as e:
+        raise RecordsError(f"match {match_id}: {e}") from None
 
 
 # A match that was aborted before anybody moved (a player who left at once, a shutdown): the

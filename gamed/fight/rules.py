@@ -613,3 +613,14 @@ def spectator_state(battle: Battle, turn: int, resolution: Resolution | None = N
         "shots": shots,
         "turn": turn,
     }
+
+
+def next_state(state: dict, seat: int | None, move: str) -> dict:
+    """The spectator state after a resolved turn (``turn 7: 0.1 shoots north (hit), ...``) as far
+    as its text tells: the map and the warriors as they were, no shots, the turn's number. The
+    warriors' moves are not in the text, so the records keep what changed beside this prediction
+    (gamed.replay): the records' replayer, ``IGame.next_state``."""
+    words = move.split(":", 1)[0].split()
+    if len(words) != 2 or words[0] != "turn":
+        raise ValueError(f"not a resolved turn: {move[:40]!r}")
+    return {**state, "shots": [], "turn": int(words[1])}

@@ -1,0 +1,140 @@
+"""Moves' spectator states rebuilt by the rules instead of kept: what keeps the records small.
+
+A game's replayer (``IGame.next_state``, gamed.registry) predicts the spectator state after a move
+from the state before it and the move as stored (seat and move text). When a match is stored,
+``compact`` compares each move's real state with the prediction and keeps only the difference, a
+*patch* (``{}`` when the prediction is exact, which it is for nearly every move of every game but
+Virtual Fight, whose move text does not say where the warriors went). ``rebuild`` runs the same
+predictions from the match's initial state and applies the patches, so it gives back every state
+exactly (the same JSON text) as the live game produced it. A state that cannot be predicted at all
+(no previous state, a replayer that fails) is kept whole, and ``compact`` checks every patch by
+applying it before it is trusted: no state is ever lost.
+
+The patch format (JSON): ``{"=": value}`` replaces a value; ``{"k": {key: patch}}`` patches some
+values of an object whose keys are the prediction's, in its order; ``{"i": {"3": patch}}`` patches
+some items of a list as long as the prediction's. The empty patch ``{}`` changes nothing.
+
+Pure: no Twisted, no I/O. A replayer, once it has stored patches, must keep predicting what it
+predicted then: a changed replayer gets a new version (``IGame.replay_version``), and a match is
+rebuilt only by the version it was stored with.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+NextState = Callable[[Any, "int | None", str], Any]  # (state before, seat, move text) -> state after
+
+EMPTY = "{}"  # the patch of a move whose state the rules predict exactly
+
+
+class ReplayError(Exception):
+    """A stored match whose states cannot be rebuilt (a replayer that no longer predicts what it
+    predicted when the match was stored); the message says which move."""
+
+
+def dumps(value: Any) -> str:
+    """The JSON text of a state as the records keep it (compact, non-ASCII kept, no NaN)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def same(a: Any, b: Any) -> bool:
+    """True when ``a`` and ``b`` have the same JSON text (so ``True`` is not ``1``, ``1.0`` is
+    not ``1``, and an object's keys must come in the same order)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    return a == b
+
+
+def diff(predicted: Any, actual: Any) -> dict:
+    """The patch that turns ``predicted`` into ``actual`` (``{}`` when they are the same)."""
+    if same(predicted, actual):
+        return {}
+    return _diff(predicted, actual)
+
+
+def _diff(predicted: Any, actual: Any) -> dict:
+    if type(predicted) is dict and type(actual) is dict and list(predicted) == list(actual):
+        changes = {k: _diff(predicted[k], v) for k, v in actual.items() if not same(predicted[k], v)}
+        return _smaller({"k": changes}, actual)
+    if type(predicted) is list and type(actual) is list and len(predicted) == len(actual):
+        changes = {str(i): _diff(p, a) for i, (p, a) in enumerate(zip(predicted, actual)) if not same(p, a)}
+        return _smaller({"i": changes}, actual)
+    return {"=": actual}
+
+
+def _smaller(patch: dict, actual: Any) -> dict:
+    whole = {"=": actual}
+    return patch if len(dumps(patch)) < len(dumps(whole)) else whole
+
+
+def apply(predicted: Any, patch: dict) -> Any:
+    """``predicted`` with ``patch`` applied (``predicted`` itself is not changed)."""
+    if not patch:
+        return predicted
+    if "=" in patch:
+        return patch["="]
+    if "k" in patch:
+        changes = patch["k"]
+        return {k: apply(v, changes[k]) if k in changes else v for k, v in predicted.items()}
+    if "i" in patch:
+        changes = patch["i"]
+        return [apply(v, changes[str(i)]) if str(i) in changes else v for i, v in enumerate(predicted)]
+    raise ReplayError(f"not a state patch: {dumps(patch)[:80]}")
+
+
+def predict(next_state: NextState, state: Any, seat: int | None, move: str) -> Any:
+    """The replayer's prediction, or None when it has none (it failed: the state is kept whole)."""
+    if state is None:
+        return None
+    try:
+        return next_state(state, seat, move)
+    except Exception:  # a replayer that cannot follow a move: the state is simply kept
+        return None
+
+
+def compact(
+    next_state: NextState, initial_state: Any, moves: Sequence[tuple[int | None, str, Any]]
+) -> list[tuple[Any, str | None]]:
+    """For each move ``(seat, move text, state)``: what to keep, ``(state, None)`` (kept whole:
+    no prediction, or a patch no smaller than the state) or ``(None, patch text)``; a move without
+    a state keeps ``(None, None)``. Every patch is checked by applying it."""
+    out: list[tuple[Any, str | None]] = []
+    previous = initial_state
+    for seat, move, state in moves:
+        kept: tuple[Any, str | None] = (state, None)
+        if state is not None:
+            predicted = predict(next_state, previous, seat, move)
+            if predicted is not None:
+                patch = diff(predicted, state)
+                text = dumps(patch)
+                if same(apply(predicted, patch), state) and len(text) < len(dumps(state)):
+                    kept = (None, text)
+        out.append(kept)
+        previous = state
+    return out
+
+
+def rebuild(
+    next_state: NextState, initial_state: Any, moves: Sequence[tuple[int | None, str, Any, str | None]]
+) -> list[Any]:
+    """Every move's state from what ``compact`` kept: moves ``(seat, move text, state, patch)``."""
+    states: list[Any] = []
+    previous = initial_state
+    for n, (seat, move, state, patch) in enumerate(moves, 1):
+        if state is None and patch is not None:
+            predicted = predict(next_state, previous, seat, move)
+            if predicted is None:
+                raise ReplayError(f"move {n} ({move!r}) cannot be replayed")
+            state = apply(predicted, json.loads(patch))
+        states.append(state)
+        previous = state
+    return states
