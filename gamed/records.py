@@ -321,7 +321,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # when the branches are merged (it changes nothing; this branch's own migrations follow it).
     (),
     (  # 11: states rebuilt by the rules instead of kept (gamed.replay): a move's ``patch`` is what
-        # its state differs from the rules' prediction ('{}': nothing; NULL: its ``state`` is kept
+        # its state differs from the rules' prediction ('[]': nothing; NULL: its ``state`` is kept
         # whole, or it has none), and a match's ``replayer`` names the replayer its patches are for
         # (IGame.replay_version; NULL: every state kept whole, as before).
         "ALTER TABLE moves ADD COLUMN patch TEXT",

@@ -3,16 +3,17 @@
 A game's replayer (``IGame.next_state``, gamed.registry) predicts the spectator state after a move
 from the state before it and the move as stored (seat and move text). When a match is stored,
 ``compact`` compares each move's real state with the prediction and keeps only the difference, a
-*patch* (``{}`` when the prediction is exact, which it is for nearly every move of every game but
+*patch* (``[]`` when the prediction is exact, which it is for nearly every move of every game but
 Virtual Fight, whose move text does not say where the warriors went). ``rebuild`` runs the same
 predictions from the match's initial state and applies the patches, so it gives back every state
 exactly (the same JSON text) as the live game produced it. A state that cannot be predicted at all
 (no previous state, a replayer that fails) is kept whole, and ``compact`` checks every patch by
 applying it before it is trusted: no state is ever lost.
 
-The patch format (JSON): ``{"=": value}`` replaces a value; ``{"k": {key: patch}}`` patches some
-values of an object whose keys are the prediction's, in its order; ``{"i": {"3": patch}}`` patches
-some items of a list as long as the prediction's. The empty patch ``{}`` changes nothing.
+The patch format (JSON): a list of changes, each the path to a value (object keys, list indexes)
+and its new value: ``[["warriors", 3, "x", 5], ["shots", []]]``; ``[[state]]`` replaces the whole
+state. A path only names keys and indexes the prediction has, so an object keeps its keys' order.
+The empty patch ``[]`` changes nothing.
 
 Pure: no Twisted, no I/O. A replayer, once it has stored patches, must keep predicting what it
 predicted then: a changed replayer gets a new version (``IGame.replay_version``), and a match is
@@ -27,7 +28,7 @@ from typing import Any
 
 NextState = Callable[[Any, "int | None", str], Any]  # (state before, seat, move text) -> state after
 
-EMPTY = "{}"  # the patch of a move whose state the rules predict exactly
+EMPTY = "[]"  # the patch of a move whose state the rules predict exactly
 
 
 class ReplayError(Exception):
@@ -54,41 +55,46 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def diff(predicted: Any, actual: Any) -> dict:
-    """The patch that turns ``predicted`` into ``actual`` (``{}`` when they are the same)."""
+def diff(predicted: Any, actual: Any) -> list:
+    """The patch that turns ``predicted`` into ``actual`` (``[]`` when they are the same)."""
+    changes: list = []
+    _diff(predicted, actual, [], changes)
+    return changes
+
+
+def _diff(predicted: Any, actual: Any, path: list, changes: list) -> None:
     if same(predicted, actual):
-        return {}
-    return _diff(predicted, actual)
-
-
-def _diff(predicted: Any, actual: Any) -> dict:
+        return
+    inner: list = []
     if type(predicted) is dict and type(actual) is dict and list(predicted) == list(actual):
-        changes = {k: _diff(predicted[k], v) for k, v in actual.items() if not same(predicted[k], v)}
-        return _smaller({"k": changes}, actual)
-    if type(predicted) is list and type(actual) is list and len(predicted) == len(actual):
-        changes = {str(i): _diff(p, a) for i, (p, a) in enumerate(zip(predicted, actual)) if not same(p, a)}
-        return _smaller({"i": changes}, actual)
-    return {"=": actual}
+        for k, v in actual.items():
+            _diff(predicted[k], v, [*path, k], inner)
+    elif type(predicted) is list and type(actual) is list and len(predicted) == len(actual):
+        for i, (p, a) in enumerate(zip(predicted, actual)):
+            _diff(p, a, [*path, i], inner)
+    whole = [*path, actual]
+    changes.extend(inner if inner and len(dumps(inner)) < len(dumps([whole])) else [whole])
 
 
-def _smaller(patch: dict, actual: Any) -> dict:
-    whole = {"=": actual}
-    return patch if len(dumps(patch)) < len(dumps(whole)) else whole
+def apply(predicted: Any, patch: list) -> Any:
+    """``predicted`` with ``patch`` applied (``predicted`` itself is not changed; what the patch
+    leaves alone is shared with it)."""
+    for change in patch:
+        if not isinstance(change, list) or not change:
+            raise ReplayError(f"not a state patch: {dumps(patch)[:80]}")
+        predicted = _put(predicted, change[:-1], change[-1])
+    return predicted
 
 
-def apply(predicted: Any, patch: dict) -> Any:
-    """``predicted`` with ``patch`` applied (``predicted`` itself is not changed)."""
-    if not patch:
-        return predicted
-    if "=" in patch:
-        return patch["="]
-    if "k" in patch:
-        changes = patch["k"]
-        return {k: apply(v, changes[k]) if k in changes else v for k, v in predicted.items()}
-    if "i" in patch:
-        changes = patch["i"]
-        return [apply(v, changes[str(i)]) if str(i) in changes else v for i, v in enumerate(predicted)]
-    raise ReplayError(f"not a state patch: {dumps(patch)[:80]}")
+def _put(value: Any, path: list, new: Any) -> Any:
+    if not path:
+        return new
+    key, rest = path[0], path[1:]
+    if type(value) is dict and type(key) is str and key in value:
+        return {k: _put(v, rest, new) if k == key else v for k, v in value.items()}
+    if type(value) is list and type(key) is int and 0 <= key < len(value):
+        return [_put(v, rest, new) if i == key else v for i, v in enumerate(value)]
+    raise ReplayError(f"a state patch's path {dumps(path)[:80]} is not in the state")
 
 
 def predict(next_state: NextState, state: Any, seat: int | None, move: str) -> Any:
