@@ -635,6 +635,23 @@ class RecordStore:
         what the ladder pairs by (gamed.ladder)."""
         return self._run(_rating, self.dialect, game, name)
 
+    def prune(self, before: float, batch: int = 200) -> defer.Deferred:
+        """Drop the moves (and their states) of the matches that ended before unix time ``before``,
+        keeping the matches, their seats, results, ratings and extra (whose ``moves_not_kept``
+        counts the pruned moves and ``moves_pruned`` says when): ``keep_moves``. Works in
+        transactions of ``batch`` matches (stores wait for one batch at most); fires with
+        (matches pruned, moves pruned)."""
+        totals = [0, 0]
+
+        def more(done: tuple[int, int]) -> Any:
+            totals[0] += done[0]
+            totals[1] += done[1]
+            if done[0] < batch or self._closing is not None:
+                return tuple(totals)
+            return self._run(_prune, self.dialect, before, batch, time.time()).addCallback(more)
+
+        return self._run(_prune, self.dialect, before, batch, time.time()).addCallback(more)
+
     def close(self) -> defer.Deferred:
         """Refuse new work, wait for what is in flight (stores above all), then close the database."""
         if self._closing is None:
@@ -774,6 +791,32 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord, compact: bool = 
             ],
         )
     return match_id
+
+
+def _prune(cursor: Any, dialect: _Dialect, before: float, batch: int, now: float) -> tuple[int, int]:
+    """One batch of ``RecordStore.prune``: (matches pruned, moves pruned)."""
+    sql = dialect.sql
+    if dialect is SQLITE:
+        cursor.execute("BEGIN IMMEDIATE")
+    cursor.execute(
+        sql(
+            "SELECT id, extra FROM matches WHERE ended < ?"
+            " AND EXISTS (SELECT 1 FROM moves WHERE moves.match_id = matches.id) ORDER BY id LIMIT ?"
+        ),
+        (float(before), batch),
+    )
+    pruned = 0
+    matches = cursor.fetchall()
+    for match_id, extra_text in matches:
+        cursor.execute(sql("SELECT COUNT(*) FROM moves WHERE match_id = ?"), (match_id,))
+        (count,) = cursor.fetchone()
+        cursor.execute(sql("DELETE FROM moves WHERE match_id = ?"), (match_id,))
+        extra = _loads(extra_text) or {}
+        extra["moves_not_kept"] = int(extra.get("moves_not_kept", 0) or 0) + int(count)
+        extra["moves_pruned"] = round(now, 3)
+        cursor.execute(sql("UPDATE matches SET extra = ?, replayer = NULL WHERE id = ?"), (_dumps(extra, "extra"), match_id))
+        pruned += int(count)
+    return len(matches), pruned
 
 
 def _update_ratings(
@@ -1040,6 +1083,9 @@ def _fill_details_and_points(cursor: Any, dialect: _Dialect) -> None:
             cursor.execute(dialect.sql("UPDATE seats SET points = ? WHERE match_id = ? AND seat = ?"), (value, match_id, seat))
 
 
+PRUNE_INTERVAL = 86400.0  # seconds between two prunings of old matches' moves ([records] keep_moves)
+
+
 class RecordsService(service.Service):
     """Opens the records store when the daemon starts and closes it (after pending stores) when it stops.
 
@@ -1055,16 +1101,44 @@ class RecordsService(service.Service):
 
     name = "records"
 
-    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0):
+    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0, keep_moves: float = 0.0):
         self.store = store
         self.hub = hub
         self.stop_timeout = stop_timeout
+        self.keep_moves = keep_moves  # days ([records] keep_moves); 0 = keep every match's moves
         self.started: defer.Deferred | None = None  # fires when the schema is ready
+        self.pruning: defer.Deferred | None = None  # the last pruning's (matches, moves), once started
+        self._prune_call: Any = None
 
     def startService(self) -> None:
         super().startService()
         self.started = self.store.start()
         self.started.addErrback(self._failed)
+        if self.keep_moves:
+            from twisted.internet import task
+
+            self._prune_call = task.LoopingCall(self.prune)
+            self._prune_call.clock = self.store.reactor
+            self._prune_call.start(PRUNE_INTERVAL, now=True)
+
+    def prune(self) -> defer.Deferred:
+        """Drop the moves of the matches that ended more than ``keep_moves`` days ago (in the
+        records' thread pool), and log how many; never fails (a failure is logged)."""
+        days = self.keep_moves
+        d = self.store.prune(self.store.reactor.seconds() - days * 86400)
+
+        def pruned(counts: tuple[int, int]) -> tuple[int, int]:
+            if counts[0]:
+                log.info(
+                    "records: pruned the {moves} moves of {matches} matches that ended more than {days:g} days ago",
+                    moves=counts[1], matches=counts[0], days=days,
+                )
+            return counts
+
+        d.addCallback(pruned)
+        d.addErrback(lambda f: log.failure("records: pruning old matches' moves", f))
+        self.pruning = d
+        return d
 
     def _failed(self, failure: Any) -> None:
         log.failure("cannot open the records database {url}", failure, url=self.store.url)
@@ -1074,6 +1148,8 @@ class RecordsService(service.Service):
 
     def stopService(self) -> defer.Deferred:
         super().stopService()
+        if self._prune_call is not None and self._prune_call.running:
+            self._prune_call.stop()
         games = self.hub.stopped(self.stop_timeout) if self.hub is not None else defer.succeed(None)
         games.addErrback(lambda f: log.failure("ending the interrupted games", f))
         games.addCallback(lambda _: self.store.close())
