@@ -1137,7 +1137,9 @@ class RecordsService(service.Service):
 
         d.addCallback(pruned)
         d.addErrback(lambda f: log.failure("records: pruning old matches' moves", f))
-        self.pruning = d
+        # The LoopingCall takes d's result: a waiter of its own gets the counts (None on failure).
+        self.pruning = defer.Deferred()
+        d.addBoth(lambda result, waiter=self.pruning: (waiter.callback(result), result)[1])
         return d
 
     def _failed(self, failure: Any) -> None:
