@@ -170,3 +170,25 @@ def test_every_game_has_a_replayer():
     for game in registry.GAMES:
         assert game.replay_version.startswith(f"{game.name}/")
         assert records._kept_states(_kalaha([], None)) == (None, [])
+
+
+@pytest_twisted.ensureDeferred
+async def test_compact_drops_the_rebuilt_states_of_matches_stored_whole_and_they_read_the_same(corpus, tmp_path):
+    played = [r for game in ("kalaha", "combat", "fight") for r in corpus[game]]
+    path = tmp_path / "old.sqlite"
+    whole = await _stored(path, played, compact=False)  # a database of before gamed 17
+    store = RecordStore(f"sqlite:{path}", _reactor())
+    await store.start()
+    try:
+        matches, moves, before, after = await store.compact_stored(batch=4)
+        assert matches == len(played) and moves == sum(len(r.moves) for r in played) and after < before / 5
+        assert await store.compact_stored() == (0, 0, 0, 0)  # nothing left to compact
+        again = [await store.match(m["id"]) for m in whole]
+    finally:
+        await store.close()
+    assert [[replay.dumps(m["state"]) for m in match["moves"]] for match in again] == [
+        [replay.dumps(m["state"]) for m in match["moves"]] for match in whole
+    ]
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT COUNT(*) FROM moves WHERE state IS NOT NULL").fetchone() == (0,)
+    db.close()
