@@ -7,8 +7,9 @@ RecordStore into SQLite files, one per game and way: "before" keeps every move's
 cannot rebuild. Each file is checkpointed and vacuumed; bytes per move = (file size - the size of
 a file with the schema alone) / moves (the matches' and seats' rows included), and
 the moves' JSON text (state + patch columns) per move. Every match is read back from the "after"
-file and its states compared with the live game's (identical JSON), and the time a match's read
-takes (the replay included) is shown.
+file and its states compared with the live game's (identical JSON); the time a match's store
+takes (the compaction included, in the records' thread) and its read (the replay included) are
+shown.
 
     .venv/bin/python bench/records_size.py [--scale N] [--json]
 """
@@ -33,10 +34,13 @@ from gamed.records import RecordStore  # noqa: E402
 from tests import records_corpus  # noqa: E402
 
 
-async def _store(reactor, path: pathlib.Path, records: list, compact: bool) -> list[int]:
+async def _store(reactor, path: pathlib.Path, records: list, compact: bool, took: list | None = None) -> list[int]:
     store = RecordStore(f"sqlite:{path}", reactor, compact=compact)
     await store.start()
+    began = time.perf_counter()
     ids = [await store.store(record) for record in records]
+    if took is not None:
+        took.append(time.perf_counter() - began)
     await store.close()
     return ids
 
@@ -71,8 +75,9 @@ async def main(reactor, args) -> None:
     for game, records in corpus.items():
         moves = sum(len(r.moves) for r in records)
         before, after = folder / f"{game}-before.sqlite", folder / f"{game}-after.sqlite"
-        await _store(reactor, before, records, compact=False)
-        ids = await _store(reactor, after, records, compact=True)
+        writes: list[float] = []
+        await _store(reactor, before, records, compact=False, took=writes)
+        ids = await _store(reactor, after, records, compact=True, took=writes)
         matches, took = await _read(reactor, after, ids)
         for record, match in zip(records, matches):
             got = [m["state"] for m in match["moves"]]
@@ -89,19 +94,21 @@ async def main(reactor, args) -> None:
             "file_before": (fb - empty) / moves, "file_after": (fa - empty) / moves, "json_before": tb / moves, "json_after": ta / moves,
             "rebuilt": exact or 0, "patched": patched or 0, "whole": whole or 0,
             "read_ms_per_match": 1000 * took / len(records),
+            "store_ms_before": 1000 * writes[0] / len(records), "store_ms_after": 1000 * writes[1] / len(records),
         })
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     print(f"{len(rows)} games, {sum(r['matches'] for r in rows)} matches, {time.perf_counter() - began:.1f} s; files in {folder}")
     print("| game | matches | moves | file bytes/move before | after | ratio | state JSON bytes/move before | after |"
-          " moves rebuilt exactly / patched / kept whole | read ms/match |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+          " moves rebuilt exactly / patched / kept whole | store ms/match before | after | read ms/match |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['game']} | {r['matches']} | {r['moves']} | {r['file_before']:.0f} | {r['file_after']:.0f} |"
             f" {r['file_before'] / r['file_after']:.1f}x | {r['json_before']:.0f} | {r['json_after']:.1f} |"
-            f" {r['rebuilt']} / {r['patched']} / {r['whole']} | {r['read_ms_per_match']:.1f} |"
+            f" {r['rebuilt']} / {r['patched']} / {r['whole']} | {r['store_ms_before']:.1f} | {r['store_ms_after']:.1f} |"
+            f" {r['read_ms_per_match']:.1f} |"
         )
 
 

@@ -121,9 +121,12 @@ def compact(
             predicted = predict(next_state, previous, seat, move)
             if predicted is not None:
                 patch = diff(predicted, state)
-                text = dumps(patch)
-                if same(apply(predicted, patch), state) and len(text) < len(dumps(state)):
-                    kept = (None, text)
+                if not patch:  # the prediction is the state (``diff`` compared them): the usual case
+                    kept = (None, EMPTY)
+                else:
+                    text = dumps(patch)
+                    if same(apply(predicted, json.loads(text)), state) and len(text) < len(dumps(state)):
+                        kept = (None, text)
         out.append(kept)
         previous = state
     return out
