@@ -44,6 +44,8 @@ def dumps(value: Any) -> str:
 def same(a: Any, b: Any) -> bool:
     """True when ``a`` and ``b`` have the same JSON text (so ``True`` is not ``1``, ``1.0`` is
     not ``1``, and an object's keys must come in the same order)."""
+    if a is b:
+        return True
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
@@ -63,17 +65,24 @@ def diff(predicted: Any, actual: Any) -> list:
 
 
 def _diff(predicted: Any, actual: Any, path: list, changes: list) -> None:
-    if same(predicted, actual):
+    if predicted is actual:
+        return
+    if type(predicted) is dict and type(actual) is dict and list(predicted) == list(actual):
+        pairs = [(k, predicted[k], v) for k, v in actual.items()]
+    elif type(predicted) is list and type(actual) is list and len(predicted) == len(actual):
+        pairs = [(i, p, a) for i, (p, a) in enumerate(zip(predicted, actual))]
+    else:
+        if not same(predicted, actual):
+            changes.append([*path, actual])
         return
     inner: list = []
-    if type(predicted) is dict and type(actual) is dict and list(predicted) == list(actual):
-        for k, v in actual.items():
-            _diff(predicted[k], v, [*path, k], inner)
-    elif type(predicted) is list and type(actual) is list and len(predicted) == len(actual):
-        for i, (p, a) in enumerate(zip(predicted, actual)):
-            _diff(p, a, [*path, i], inner)
-    whole = [*path, actual]
-    changes.extend(inner if inner and len(dumps(inner)) < len(dumps([whole])) else [whole])
+    changed = 0
+    for key, p, a in pairs:
+        before = len(inner)
+        _diff(p, a, [*path, key], inner)
+        changed += len(inner) > before
+    # Every value of the object or list changed: the whole of it is no longer than its changes.
+    changes.extend([[*path, actual]] if changed and changed == len(pairs) and len(pairs) > 1 else inner)
 
 
 def apply(predicted: Any, patch: list) -> Any:
