@@ -2,7 +2,8 @@
 match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accounts) that may log in;
 ``gamed tournament run|list|status|standings|export|remove`` runs and shows tournaments between
 hosted bots (gamed.competition.cli); ``gamed bot add|list|show|remove`` keeps hosted bots in the
-records database (gamed.hosting.cli).
+records database (gamed.hosting.cli); ``gamed records compact|prune DAYS`` drops the states the
+rules rebuild from matches stored with every state, or old matches' moves (gamed.records).
 
 The daemon itself runs with ``twistd -n gamed``; this command works on its records database, also
 while the daemon runs (SQLite's WAL journal and busy timeout let both write the same file).
@@ -276,7 +277,7 @@ def _config(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``,
     ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``,
-    ``gamed tournament ...`` and ``gamed bot add|list|show|remove ...``."""
+    ``gamed tournament ...``, ``gamed bot add|list|show|remove ...`` and ``gamed records compact|prune DAYS``."""
     from twisted.internet import defer, task
 
     args = _parser().parse_args(argv)

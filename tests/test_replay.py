@@ -192,3 +192,40 @@ async def test_compact_drops_the_rebuilt_states_of_matches_stored_whole_and_they
     db = sqlite3.connect(path)
     assert db.execute("SELECT COUNT(*) FROM moves WHERE state IS NOT NULL").fetchone() == (0,)
     db.close()
+
+
+# --- the replayers against the rules (hypothesis, the CI profile) ------------------------------
+
+
+@given(st.lists(st.integers(0, 5), max_size=80))
+def test_kalaha_replays_any_game_as_the_live_table_shows_it(choices):
+    from gamed.kalaha import rules
+
+    position = rules.Position.start()
+    state = rules.spectator_state(position)
+    for choice in choices:
+        legal = position.legal_moves()
+        if not legal:
+            break
+        move = rules.play(position, legal[choice % len(legal)])
+        position = move.position
+        text = f"{move.side}{move.pit}"  # as gamed.kalaha.service records it
+        assert rules.next_state(state, rules.SIDES.index(move.side), text) == rules.spectator_state(position)
+        state = rules.spectator_state(position)
+
+
+@given(st.integers(4, 9), st.integers(4, 9), st.lists(st.integers(0, 8), max_size=90))
+def test_connect4_replays_any_game_as_the_live_table_shows_it(width, height, choices):
+    from gamed.connect4 import rules
+
+    board = rules.Board(width, height)
+    state = rules.spectator_state(board)
+    for choice in choices:
+        columns = board.legal_columns()
+        if not columns or board.is_over():
+            break
+        column = columns[choice % len(columns)]
+        board.drop(column)
+        after = rules.spectator_state(board)
+        assert replay.same(rules.next_state(state, None, str(column)), after)
+        state = after
