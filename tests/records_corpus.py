@@ -7,6 +7,7 @@ the records' replay against, and what bench/records_size.py measures."""
 
 from __future__ import annotations
 
+import functools
 import pathlib
 import random
 import tarfile
@@ -150,16 +151,20 @@ def combat(games: int, seed: int = 1, maps=("Default", "Small", "8x8", "Island_I
     return keep.records
 
 
-def ucc_logs() -> list[pathlib.Path]:
-    """The UCC 2012 logs that end with a result line (the shared copy, else tests/data's)."""
+@functools.cache
+def _ucc_folder() -> pathlib.Path:
     if SHARED.is_dir():
-        folder = SHARED
-    else:
-        folder = pathlib.Path(tempfile.mkdtemp(prefix="ucc-logs-"))
-        with tarfile.open(DATA) as tar:
-            tar.extractall(folder, filter="data")
-        folder = next(p.parent for p in folder.rglob("round*") if p.is_file())
-    return sorted(p for p in folder.glob("round*") if " VICTORY " in p.read_text(encoding="latin-1") or " DRAW" in p.read_text(encoding="latin-1"))
+        return SHARED
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="ucc-logs-"))
+    with tarfile.open(DATA) as tar:
+        tar.extractall(folder, filter="data")
+    return next(p.parent for p in folder.rglob("round*") if p.is_file())
+
+
+def ucc_logs() -> list[pathlib.Path]:
+    """The UCC 2012 logs that end with a win or a draw (the shared copy, else tests/data's)."""
+    logs = sorted(_ucc_folder().glob("round*"))
+    return [p for p in logs if any(word in p.read_text(encoding="latin-1") for word in (" VICTORY ", " DRAW"))]
 
 
 _OUTCOMES = {"OK", "KILLS", "DIES", "BOTHDIE", "VICTORY_FLAG", "ILLEGAL", "SURRENDER"}
