@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import print_targets, work_tree_version  # noqa: E402 - the shared report lines
 
 TARGET = 0.8
+WARM = 4  # as [bots] warm's default (gamed.config.BotsConfig)
 BOTS = {"kalaha": "kalaha_bot.c", "connect4": "connect4_bot.c"}
 
 
@@ -212,7 +213,7 @@ async def run(reactor, args) -> int:
     try:
         for game in args.game:
             for mode, isolation in isolations:
-                games = HostedGames(services, hub, reactor, isolation, folder, start_timeout=30.0)
+                games = HostedGames(services, hub, reactor, isolation, folder, start_timeout=30.0, warm=args.warm)
 
                 def bots():
                     # names of their own per game: one bot in many games at once is not what is measured
@@ -243,6 +244,7 @@ async def run(reactor, args) -> int:
                     row = {
                         "game": game,
                         "isolation": mode,
+                        "warm": args.warm,
                         "concurrency": concurrency,
                         "games": done["hosted"],
                         "hosted_per_s": done["hosted"] / totals["hosted"][0],
@@ -258,6 +260,9 @@ async def run(reactor, args) -> int:
                         f"{row['hosted_cpu_ms']:8.2f} {row['tcp_cpu_ms']:8.2f}",
                         flush=True,
                     )
+                if games.warm is not None:
+                    print(f"  ({games.warm.used} programs started in sandboxes started ahead; pool {'on' if games.warm.on else 'OFF'})")
+                games.stop()  # (its sandboxes started ahead end)
     except (RuntimeError, defer.FirstError) as e:
         if isinstance(e, defer.FirstError):
             e = e.subFailure.value
@@ -288,6 +293,7 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="halves alternating hosted and TCP (default 2)")
     parser.add_argument("--game", action="append", choices=sorted(BOTS), help="only this game (repeatable)")
     parser.add_argument("--isolation", default="none,bwrap", help="hosted rows: none, bwrap (default both; bwrap only if it works)")
+    parser.add_argument("--warm", type=int, default=WARM, help=f"sandboxes started ahead per kind, as [bots] warm (default {WARM}; 0: none)")
     parser.add_argument("--json", help="write the rows to this file")
     parser.add_argument("--launcher", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

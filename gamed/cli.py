@@ -3,7 +3,9 @@ match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accou
 ``gamed tournament run|list|status|standings|export|remove`` runs and shows tournaments between
 hosted bots (gamed.competition.cli); ``gamed bot add|list|show|remove`` keeps hosted bots in the
 records database (gamed.hosting.cli); ``gamed records compact|prune DAYS`` drops the states the
-rules rebuild from matches stored with every state, or old matches' moves (gamed.records).
+rules rebuild from matches stored with every state, or old matches' moves (gamed.records);
+``gamed admin COMMAND`` runs a command on a running daemon's SSH admin console
+(gamed.admin.client, docs/admin.md).
 
 The daemon itself runs with ``twistd -n gamed``; this command works on its records database, also
 while the daemon runs (SQLite's WAL journal and busy timeout let both write the same file).
@@ -63,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     from gamed.hosting import cli as bot_cli
 
     bot_cli.add_parser(commands, common)
+    _admin_parser(commands)
     settings = commands.add_parser("config", help="check a config file, or show the effective settings",
                                    description="Check a config file as the daemon would read it, or print the effective settings.")
     actions = settings.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -71,6 +74,26 @@ def _parser() -> argparse.ArgumentParser:
     show = actions.add_parser("show", help="print every effective setting as a config file (the defaults, or --config FILE on top of them)")
     show.add_argument("--config", metavar="FILE", help="the config file to read [default: none: the defaults]")
     return parser
+
+
+def _admin_parser(commands: Any) -> None:
+    """``gamed admin [--config FILE | --host H --port P] --key FILE COMMAND ...``."""
+    admin = commands.add_parser(
+        "admin",
+        help="run a command on a running daemon's SSH admin console",
+        description="Run one admin console command (games, tables, connections, players, show, kick, ban, unban, "
+        "bans, broadcast, drain, help: docs/admin.md) on a running daemon over SSH, print its output and exit "
+        "with its status (0 done, 1 an error such as an unknown target, 2 not understood, 255 the console "
+        "could not be reached or refused the key). The console's host key must be known: --config (the public "
+        "half of its admin.host_key file) or --known-hosts.",
+    )
+    admin.add_argument("--config", metavar="FILE", help="the daemon's config file: its admin.listen (where) and admin.host_key (the host key to expect)")
+    admin.add_argument("--host", metavar="HOST", help="the console's address [default: admin.listen's interface, else 127.0.0.1]")
+    admin.add_argument("--port", metavar="PORT", type=int, help="the console's port [default: admin.listen's]")
+    admin.add_argument("--key", metavar="FILE", required=True, help="your private key (unencrypted OpenSSH or PEM), whose public key is in admin.authorized_keys")
+    admin.add_argument("--known-hosts", metavar="FILE", help="an OpenSSH known_hosts file with the console's host key ([host]:port or host)")
+    admin.add_argument("--user", default="admin", help=argparse.SUPPRESS)
+    admin.add_argument("words", nargs=argparse.REMAINDER, metavar="COMMAND", help="the command and its arguments")
 
 
 def _player_parser(commands: Any) -> None:
@@ -269,6 +292,14 @@ def _config(args: argparse.Namespace) -> None:
         folder = _missing_records_folder(cfg.records.database)
         if folder is not None:
             _fail(f"{path}: records.database: the folder {folder} does not exist (the daemon would not start)")
+        if cfg.admin.listen:  # the console's key files, as start-up reads them (making no host key)
+            from gamed.admin import ssh
+
+            try:
+                ssh.check_authorized_keys(cfg.admin.authorized_keys)
+                ssh.check_host_key(cfg.admin.host_key)
+            except ssh.KeyFileError as e:
+                _fail(f"{path}: {e} (the daemon would not start)")
         print(f"{path}: ok")
     else:
         sys.stdout.write(to_toml(cfg))
@@ -293,6 +324,10 @@ def main(argv: list[str] | None = None) -> None:
         from gamed.competition import cli as tournament_cli
 
         task.react(lambda reactor: defer.ensureDeferred(tournament_cli.main(reactor, args, _records, _fail)))
+    elif args.command == "admin":
+        from gamed.admin import client as admin_client
+
+        task.react(lambda reactor: defer.ensureDeferred(admin_client.main(reactor, args, _fail)))
     elif args.command == "bot":
         from gamed.hosting import cli as bot_cli
 

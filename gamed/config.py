@@ -193,6 +193,7 @@ class WebConfig:
     max_body: int = 65_536  # bytes of a request body (the site is read-only: GET and HEAD only)
     cors: str = ""  # origins whose pages may read the JSON API: "" = none (same origin only), "*" = any, or a list
     metrics: bool = True  # /metrics: the daemon's Prometheus metrics (docs/metrics.md)
+    metrics_listen: tuple[str, ...] = ()  # a port of their own for /metrics, /healthz, /readyz (then not on the site)
     access_log: str = ""  # HTTP access lines: "" = none, "-" = standard output, or a file (appended to)
     trusted_proxies: str = ""  # addresses of reverse proxies whose X-Forwarded-For names the client ("" = none)
 
@@ -280,11 +281,22 @@ class RecordsConfig:
 
 
 @attrs.frozen
+class AdminConfig:
+    """The SSH admin console ([admin], docs/admin.md): off unless ``listen`` names a port."""
+
+    listen: tuple[str, ...] = ()  # strports descriptions of the SSH console; () = off
+    authorized_keys: str = ""  # an OpenSSH authorized_keys file: the keys that may log in (required with listen)
+    host_key: str = "gamed_admin_host_key"  # the server's private key; made (ed25519, mode 0600) when missing
+    manhole: bool = True  # the user "manhole" gets a Python prompt in the daemon (same keys)
+
+
+@attrs.frozen
 class BotsConfig:
     """Hosted bots ([bots], and a [bots.<name>] table per bot: docs/hosting.md)."""
 
     isolation: str = "auto"  # auto: bubblewrap where it works; bwrap: required; none: resource limits only
     start_timeout: float = 30.0  # seconds a hosted bot has to take its seat
+    warm: int = 4  # sandboxes started ahead per kind of bot (gamed.hosting.warm); 0 = none
     bots: tuple = ()  # gamed.hosting.spec.BotSpec, one per [bots.<name>] table
 
     def bot(self, name: str):
@@ -319,9 +331,13 @@ def _check_bots(section: Mapping[str, Any], base: BotsConfig) -> BotsConfig:
             settings[key] = _check("bots", key, value, float)
             if not 0 < settings[key] <= 3600:
                 raise ConfigError(f"bots.start_timeout must be more than 0 and at most 3600 seconds, not {value!r}")
+        elif key == "warm":
+            settings[key] = _check("bots", key, value, int)
+            if not 0 <= settings[key] <= 64:
+                raise ConfigError(f"bots.warm must be from 0 to 64 sandboxes, not {value!r}")
         else:
             raise ConfigError(
-                f"unknown setting bots.{key}; known: isolation, start_timeout, and a [bots.<name>] table per bot"
+                f"unknown setting bots.{key}; known: isolation, start_timeout, warm, and a [bots.<name>] table per bot"
             )
     return attrs.evolve(base, bots=tuple(bots), **settings)
 
@@ -374,6 +390,7 @@ _SHARED_SECTIONS: dict[str, type] = {
     "bots": BotsConfig,
     "tournaments": TournamentsConfig,
     "ladder": LadderConfig,
+    "admin": AdminConfig,
 }
 
 
@@ -562,10 +579,19 @@ def validate(config: Config) -> None:
     if lim.line_rate and lim.line_burst < 1:
         raise ConfigError("limits.line_burst must be at least 1 when limits.line_rate is set")
     _validate_records(config.records)
+    _validate_admin(config.admin)
     _validate_tournaments(config)
     _validate_ladder(config.ladder)
     if not config.players.guests and not config.records.database:
         raise ConfigError("players.guests = false needs accounts, and accounts live in the records database: set records.database")
+
+
+def _validate_admin(admin: AdminConfig) -> None:
+    """The console needs its keys file; the key files are checked (read) at start-up."""
+    if admin.listen and not admin.authorized_keys.strip():
+        raise ConfigError("admin.listen needs admin.authorized_keys: the OpenSSH authorized_keys file of the keys that may log in")
+    if admin.listen and not admin.host_key.strip():
+        raise ConfigError("admin.host_key must name a file for the console's host key")
 
 
 def _validate_ladder(ladder: LadderConfig) -> None:

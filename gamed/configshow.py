@@ -61,7 +61,7 @@ def to_toml(config: Config) -> str:
     for name, cls in sections(type(config)).items():
         section = getattr(config, name)
         if cls is BotsConfig:
-            out += _table(name, {"isolation": section.isolation, "start_timeout": section.start_timeout})
+            out += _table(name, {"isolation": section.isolation, "start_timeout": section.start_timeout, "warm": section.warm})
             for bot in section.bots:
                 out += _table(f"{name}.{bot.name}", _bot(bot))
             continue

@@ -43,6 +43,7 @@ class Refusal(enum.Enum):
     NOT_AWAY = "that seat is not away (its player is connected)"
     NO_SEAT = "you have no seat in a game"
     HOSTED = "this seat is assigned by the daemon: a hosted bot plays under its own name"
+    BANNED = "this account is banned from this server"
 
 
 class LoginError(Exception):

@@ -145,6 +145,8 @@ class LoginCommands:
             seat = self.service.seats.find_token(args[0])
         except LoginError as e:
             return self.login_refused(e)
+        if seat.identity.account and self.service.players.banned(seat.identity.name):
+            return self.login_refused(LoginError(Refusal.BANNED))
         if self.identity is not None and self.identity.account and seat.identity.account_id != self.identity.account_id:
             return self.login_refused(LoginError(Refusal.UNKNOWN_RESUME))
         self.identity = seat.identity

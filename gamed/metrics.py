@@ -26,6 +26,8 @@ from twisted.internet import task
 from twisted.logger import Logger
 from twisted.web import resource, server
 
+from gamed import scheduler
+
 _log = Logger()
 
 LATENESS_EVERY = 0.5  # seconds between two looks at the reactor's lateness
@@ -70,10 +72,24 @@ class _DaemonCollector:
             for (game, reason), count in sorted(hub.finished.items()):
                 finished.add_metric([game, reason], count)
             yield from (moves, finished)
+        timeouts = CounterMetricFamily("gamed_timeouts", "Seats whose time ran out in a turn, per game", labels=["game"])
+        for game, count in sorted(scheduler.TIMEOUTS.items()):
+            timeouts.add_metric([game or "other"], count)
+        yield timeouts
         hosted = m.hosted()
         if hosted is not None:
             yield GaugeMetricFamily("gamed_hosted_games", "Hosted bots' games being played", value=len(hosted.running))
             yield GaugeMetricFamily("gamed_hosted_programs", "Hosted programs running", value=hosted.programs_running())
+            warm = hosted.warm
+            yield GaugeMetricFamily("gamed_hosted_sandboxes_waiting", "Sandboxes started ahead, waiting for a program",
+                                    value=warm.count() if warm is not None else 0)
+        admin = m.admin()
+        if admin is not None:  # the admin console (gamed.admin): its kicks and the bans in force
+            yield CounterMetricFamily("gamed_admin_kicks", "Connections the operator closed (kick, ban)", value=admin.kicks)
+            bans = GaugeMetricFamily("gamed_bans", "Bans in force, per kind", labels=["kind"])
+            for kind in ("address", "account"):
+                bans.add_metric([kind], sum(1 for b in admin.bans() if b.kind == kind))
+            yield bans
         store = getattr(hub, "store", None)
         if store is not None:
             yield GaugeMetricFamily("gamed_records_queue", "Records database work in flight (writes and reads)",
@@ -85,8 +101,9 @@ class Metrics(Service):
     collectors above, and the reactor-lateness probe while the service runs."""
 
     def __init__(self, clock: Any, services: Mapping[str, Any], hub: Any = None,
-                 hosted: Callable[[], Any] = lambda: None):
+                 hosted: Callable[[], Any] = lambda: None, admin: Callable[[], Any] = lambda: None):
         self.clock = clock
+        self.admin = admin  # the admin console's gamed.admin.daemon.DaemonTarget, or None
         self.services = services
         self.hub = hub
         self.hosted = hosted

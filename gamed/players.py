@@ -58,6 +58,11 @@ class Players:
         self.clock = clock
         self.limit = LoginLimit(config.login_failures, config.login_window)
         self._hosted: dict[str, Placement] = {}  # host token -> the seat it logs in to
+        self.bans = None  # the operator's gamed.connections.Bans (gamed.admin), or None
+
+    def banned(self, name: str) -> bool:
+        """Whether the operator banned the account ``name`` (docs/admin.md)."""
+        return self.bans is not None and self.bans.account(name) is not None
 
     # --- hosted bots that connect themselves -------------------------------------------------
 
@@ -111,6 +116,9 @@ class Players:
 
         def verified(account: Any) -> Identity:
             self.limit.end(host, self.clock.seconds(), failed=False)
+            if self.banned(account.name):
+                self._log.info("{host}: login as {name} refused: the account is banned", host=host, name=account.name)
+                raise LoginError(Refusal.BANNED)
             self._log.info("{host} logged in as {name}", host=host, name=account.name)
             return Identity(account.name, account.kind, account.id)
 

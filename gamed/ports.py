@@ -24,7 +24,8 @@ from gamed import registry
 
 # What each listening option serves, as the start-up lines and the web site name it: the
 # registered games' ports (gamed.registry), then the web site's.
-SERVED = {port.option: port.serves for game in registry.GAMES for port in game.ports} | {"web": "web site"}
+SERVED = {port.option: port.serves for game in registry.GAMES for port in game.ports} | {
+    "web": "web site", "admin": "admin console"}
 
 READY = "gamed ready: "
 _ADDRESS = re.compile(r"[a-z0-9]+:(?:(?P<host>\[[^\]]*\]|[^:\s]+):)?(?P<port>\d+)")
@@ -42,6 +43,7 @@ class ServedPort:
     port: int | None = None  # the bound port (None for a UNIX socket)
     path: str | None = None  # a UNIX socket's path
     named: str | None = None  # what it serves in words, when the option's port is not in SERVED
+    public: bool = True  # shown on the web site (/api/server); the admin console's is not
 
     @property
     def serves(self) -> str:
@@ -114,14 +116,17 @@ class ListeningPorts:
     def __init__(self) -> None:
         self.ports: list[ServedPort] = []
         self._listening: list[defer.Deferred] = []
+        # True once the operator drains the daemon (gamed.admin): /readyz answers not ready.
+        self.draining = False
 
     def watch(
-        self, option: str, description: str, endpoint: IStreamServerEndpoint, serves: str | None = None
+        self, option: str, description: str, endpoint: IStreamServerEndpoint, serves: str | None = None,
+        public: bool = True,
     ) -> IStreamServerEndpoint:
         """Register a port of ``option`` listening on ``endpoint`` (serving ``serves``, in words;
         default ``SERVED[option]``); returns the endpoint to listen on instead (it records the
         address)."""
-        served = ServedPort(option, description, named=serves)
+        served = ServedPort(option, description, named=serves, public=public)
         self.ports.append(served)
         listening: defer.Deferred = defer.Deferred()
         self._listening.append(listening)
@@ -139,7 +144,7 @@ class ListeningPorts:
         return READY + (listed or "no listening ports")
 
     def as_json(self) -> list[dict]:
-        return [p.as_json() for p in self.ports if p.port is not None or p.path is not None]
+        return [p.as_json() for p in self.ports if p.public and (p.port is not None or p.path is not None)]
 
 
 def parse_ready_line(line: str, served: dict[str, str] | None = None) -> dict[str, list[tuple[str, int]]] | None:

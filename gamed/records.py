@@ -317,9 +317,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE tournaments ADD COLUMN runner TEXT",
         "ALTER TABLE tournaments ADD COLUMN lease DOUBLE PRECISION",
     ),
-    # 10: PLACEHOLDER of the records branch, to be replaced by the admin console's migration 10
-    # when the branches are merged (it changes nothing; this branch's own migrations follow it).
-    (),
+    (  # 10: the operator's bans (gamed.bans, the admin console: docs/admin.md): kind "address"
+        # (an address or a CIDR network, canonical) or "account" (a name, unique in any case).
+        """CREATE TABLE bans (
+            kind TEXT NOT NULL,
+            target TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created DOUBLE PRECISION NOT NULL)""",
+        "CREATE UNIQUE INDEX bans_target ON bans (kind, lower(target))",
+    ),
     (  # 11: states rebuilt by the rules instead of kept (gamed.replay): a move's ``patch`` is what
         # its state differs from the rules' prediction ('[]': nothing; NULL: its ``state`` is kept
         # whole, or it has none), and a match's ``replayer`` names the replayer its patches are for

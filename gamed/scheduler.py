@@ -23,6 +23,7 @@ reactor happens to dispatch first.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -32,6 +33,10 @@ from twisted.internet.interfaces import IDelayedCall, IReactorTime
 from gamed.timecontrol import FlagPolicy, TimeControl
 
 _DEFAULT: Any = object()
+
+# Seats whose time ran out in a turn, per game (the schedulers' ``game``), since the process
+# started: gamed.metrics shows it as gamed_timeouts_total.
+TIMEOUTS: Counter = Counter()
 
 
 def _ignore(turn: Turn) -> None:
@@ -134,8 +139,10 @@ class TurnScheduler:
         strikes: StrikePolicy = StrikePolicy(),
         control: TimeControl | None = None,
         on_flag: FlagPolicy | None = None,
+        game: str = "",
     ):
         self._clock = clock
+        self.game = game  # its game type, for TIMEOUTS
         self._on_close = on_close
         self.control = control if control is not None else TimeControl.per_move(timeout)
         self.on_flag = on_flag
@@ -450,6 +457,8 @@ class TurnScheduler:
         turn.capped = capped
         timed_out = frozenset(turn.flagged) if turn.flagged else _NONE
         turn.timed_out = timed_out
+        if timed_out:
+            TIMEOUTS[self.game] += len(timed_out)
         out = set()
         policy = self.on_flag
         for seat in (turn.seats - self._removed) if self._removed else turn.seats:

@@ -41,6 +41,13 @@ WEB_PORT = registry.GamePort(
     plays=False,
 )
 
+# ... and the metrics' own port, when [web] metrics_listen gives it descriptions.
+METRICS_PORT = registry.GamePort(
+    "metrics", "metrics_listen", "metrics", "gamed-metrics.socket",
+    "Serve /metrics, /healthz and /readyz on a port of their own (then not on the web site) on this strports description; repeatable [default: none]",
+    plays=False,
+)
+
 # Options of the shared sections: (option, section, setting, help with {default}).
 _SHARED_OPTIONS = (
     ("records", "records", "database", "Database of finished matches and ratings: a SQLite path (in an existing directory), sqlite:..., postgresql://...; 'none' = keep none [default: gamed.sqlite]"),
@@ -57,7 +64,7 @@ _SHARED_OPTIONS = (
 
 def _ports(games: tuple[registry.IGame, ...]) -> list[tuple[str, registry.GamePort]]:
     """Every kind of port of the daemon, in the order they listen: (config section, port)."""
-    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT)]
+    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT), ("web", METRICS_PORT)]
 
 
 def _listen_option(option: str, help: str):
@@ -88,7 +95,9 @@ class GamedOptions(usage.Options):
         "more than once; 'none' switches the game off. Settings are read from --config (TOML), "
         "then from the command line (--set section.setting=value for any of them). Logs: twistd "
         "--logger=gamed.logs.text_observer (no debug lines) or --logger=gamed.logs.json_observer "
-        "(one flat JSON object per line)."
+        "(one flat JSON object per line). The SSH admin console (off by default: --set admin.listen=tcp:2222:"
+        "interface=127.0.0.1 --set admin.authorized_keys=FILE; docs/admin.md) lists, kicks, bans, "
+        "broadcasts and drains; 'gamed admin' runs its commands from the shell."
     )
 
     def __init__(self):
@@ -121,6 +130,8 @@ class GamedOptions(usage.Options):
         for option, (section, setting) in self.listen_settings.items():
             for description in getattr(getattr(cfg, section), setting):
                 check_description(option, description)
+        for description in cfg.admin.listen:
+            check_description("set admin.listen", description)
         on = [game for game in self.games if game.switched_on(getattr(cfg, game.section))]
         if not on:
             raise usage.UsageError("every game is switched off: nothing to serve")
@@ -251,6 +262,8 @@ def reserved_descriptors(cfg: Config) -> dict[str, int]:
     """The open files kept from connections, by what they are for (their sum is the reserve)."""
     listening = sum(len(_descriptions(cfg, section, port)) for section, port in _ports(type(cfg).games))
     reserve = {"daemon": RESERVED_BASE, "refusals": RESERVED_REFUSALS, "listening ports": listening}
+    if cfg.admin.listen:  # its listening sockets (its SSH connections count against the budget)
+        reserve["admin console"] = len(cfg.admin.listen)
     if cfg.connect4.listen and cfg.connect4.engines_dir:
         hosts = (cfg.connect4.engine_games or 64) + DESCRIBING_HOSTS
         reserve["engine hosts"] = RESERVED_PER_PROCESS * hosts
@@ -308,6 +321,7 @@ class GamedService(MultiService):
         self.ports = ListeningPorts()
         self.bots: tuple = ()  # every hosted bot (gamed.hosting.spec.BotSpec): the config's, then the stored ones
         self.metrics = None  # gamed.metrics.Metrics, with a web site that serves /metrics
+        self.admin = None  # gamed.admin.daemon.DaemonTarget, when the admin console listens
         self.reloader = None  # gamed.reload.Reloader: SIGHUP re-reads the settings
         self.reactor = None
 
@@ -372,6 +386,8 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         return threads.deferToThreadPool(reactor, reactor.getThreadPool(), work)
 
     players = _players(cfg, hub, reactor)
+    conns = _connection_registry(hub, reactor)
+    players.bans = conns.bans
     services = {}
     for game in options.games:
         if not game.switched_on(getattr(cfg, game.section)):
@@ -384,20 +400,26 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
         service, factories = game.make_service(ctx)
         services[game.name] = service
         for port in game.ports:
-            listen(service, game.section, port, factories[port.option])
+            listen(service, game.section, port, _registered(factories[port.option], conns, game.section, port.option))
         service.setServiceParent(root)
+    if (cfg.web.listen and cfg.web.metrics) or cfg.web.metrics_listen:
+        from gamed.metrics import Metrics
+
+        root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted, admin=lambda: root.admin)
+        root.metrics.setServiceParent(root)
     if cfg.web.listen:
         from gamed.web.service import WebService
 
         web = WebService(cfg.web, cfg.limits, hub, reactor, ports=ports, games=options.games, players=players)
-        if cfg.web.metrics:
-            from gamed.metrics import Metrics
-
-            root.metrics = Metrics(reactor, services, hub, hosted=lambda: root.hosted)
-            root.metrics.setServiceParent(root)
+        if cfg.web.metrics and not cfg.web.metrics_listen:
             web.root.putChild(b"metrics", root.metrics.resource())
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
+    if cfg.web.metrics_listen:
+        from gamed.web.health import metrics_site
+
+        site = metrics_site(root.metrics.resource(), ports, getattr(hub, "store", None), reactor, cfg.limits)
+        listen(root, "web", METRICS_PORT, site)
     if cfg.bots.bots and "stratego" not in services and any(b.game == "stratego" for b in cfg.bots.bots):
         # Stratego has no ports: without AI programs of its own it runs for hosted bots alone.
         from gamed.stratego.service import StrategoService
@@ -408,6 +430,8 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     root.tournaments = _daemon_tournaments(cfg, root.hosted, hub, reactor, services)
     if root.tournaments is not None:
         root.tournaments.setServiceParent(root)
+    if cfg.admin.listen:
+        _admin_console(cfg, root, conns, services, hub, players, reactor, budget)
     if isinstance(options, GamedOptions):  # (not a bare Config, as some tests pass)
         from gamed.reload import Reloader
 
@@ -416,6 +440,91 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     tune_garbage_collector()
     tune_thread_switching()
     return root
+
+
+def _connection_registry(hub, reactor):
+    """The daemon's one ConnectionRegistry (gamed.connections), with the bans kept in the records
+    database (read now, before anything listens: a banned address is refused from the first
+    connection on)."""
+    from gamed.connections import Bans, ConnectionRegistry
+
+    store = getattr(hub, "store", None)
+    bans = Bans()
+    if store is not None:
+        from gamed.bans import load_now
+
+        with _records_errors():
+            bans = load_now(store)
+        if bans.all():
+            _log.info("bans in force: {n} ({what})", n=len(bans.all()), what=", ".join(f"{b.kind} {b.target}" for b in bans.all()))
+    return ConnectionRegistry(bans, reactor)
+
+
+def _registered(make_factory, conns, game: str, option: str):
+    """``make_factory`` whose ConnectionLimits report to ``conns`` (the ConnectionRegistry) as
+    ``game``'s ``option`` port."""
+
+    def make():
+        served = make_factory()
+        served.registry, served.game, served.option = conns, game, option
+        return served
+
+    return make
+
+
+# SSH connections the admin console accepts at once, in all and from one address.
+ADMIN_CONNECTIONS = 16
+ADMIN_PER_PEER = 8
+
+
+def _admin_console(cfg: Config, root: GamedService, conns, services: dict, hub, players, reactor, budget) -> None:
+    """The SSH admin console (gamed.admin, docs/admin.md) on ``[admin] listen``. Its keys file
+    that cannot be read or holds no key, or a host key that cannot be read or made, stops
+    start-up with one line."""
+    from gamed.admin import ssh
+    from gamed.admin.commands import AdminCommands
+    from gamed.admin.daemon import DaemonTarget, Drain
+
+    admin = cfg.admin
+    try:
+        count = ssh.check_authorized_keys(admin.authorized_keys)
+        key = ssh.host_key(admin.host_key)
+    except ssh.KeyFileError as e:
+        raise SystemExit(f"gamed: cannot start: {e}") from None
+    store = getattr(hub, "store", None)
+    ban_store = None
+    if store is not None:
+        from gamed.bans import BanStore
+
+        ban_store = BanStore(store, conns.bans, reactor)
+
+    def stop() -> None:
+        if reactor.running:
+            reactor.stop()
+
+    drain = Drain(conns, services, hub, reactor, stop, root.ports)
+    target = DaemonTarget(conns, services, hub, players, ban_store, drain, reactor)
+    commands = AdminCommands(target)
+    root.admin = target
+
+    def namespace() -> dict:
+        return {"root": root, "services": services, "hub": hub, "players": players, "connections": conns,
+                "console": target, "commands": commands, "drain": drain, "reactor": reactor}
+
+    from gamed.textline import ConnectionLimits
+
+    for description in admin.listen:
+        served = ConnectionLimits(ssh.console_factory(commands, admin.authorized_keys, key, reactor, namespace if admin.manhole else None,
+                                                      idle=cfg.limits.idle_timeout),
+                                  ADMIN_CONNECTIONS, ADMIN_PER_PEER)
+        served.served = "admin console"
+        served.budget = budget
+        listening = strports.service(listen_description(description), served, reactor=reactor)
+        listening.endpoint = root.ports.watch("admin", description, listening.endpoint, serves="admin console", public=False)
+        listening.setServiceParent(root)
+    _log.info("admin console: {count} authorized keys in {path}; host key {fingerprint}{manhole}", count=count,
+              path=admin.authorized_keys, fingerprint=ssh.fingerprint(key.public()),
+              manhole="; manhole on" if admin.manhole else "")
 
 
 def with_stored_bots(cfg: Config, records) -> Config:
@@ -502,7 +611,7 @@ def _hosted_games(cfg: Config, services: dict, hub, reactor, players=None, ports
         count=len(cfg.bots.bots), names=", ".join(b.name for b in cfg.bots.bots), sandbox=isolation.shown(),
     )
     address = BotAddresses(ports, games) if ports is not None else None
-    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout,
+    return HostedGames(hosting, hub, reactor, isolation, os.path.abspath("."), start_timeout=cfg.bots.start_timeout, warm=cfg.bots.warm,
                        address=address, tokens=players)
 
 

@@ -258,6 +258,30 @@ class TextLineProtocol(BackPressure, LineOnlyReceiver, TimeoutMixin):
         """Something happened for this client (a game event): restart the idle timer."""
         self.resetTimeout()
 
+    # --- the operator (gamed.admin, docs/admin.md) ---------------------------------------------
+
+    def bye_lines(self, text: str) -> list[str]:
+        """The last line of a connection the operator closes (kick, ban, drain), saying ``text``;
+        none by default (a protocol without such a line)."""
+        return []
+
+    def notice_lines(self, text: str) -> list[str] | None:
+        """The lines of an operator's broadcast ``text``; None: this protocol has no line for it."""
+        return None
+
+    def kick(self, reason: str) -> None:
+        """The operator closes this connection, with ``bye_lines`` first."""
+        text = f"kicked by the operator{': ' + reason if reason else ''}"
+        self.close(text, self.bye_lines(text))
+
+    def notice(self, text: str) -> bool:
+        """Send the operator's broadcast ``text``; False when this protocol has no line for it."""
+        lines = self.notice_lines(text)
+        if lines is None:
+            return False
+        self.send_lines(lines)
+        return True
+
     # --- internals --------------------------------------------------------------------------
 
     def _normalize(self, data: bytes) -> bytes:
@@ -405,6 +429,12 @@ class CommandProtocol(TextLineProtocol):
     def on_idle(self) -> None:
         self.close("idle timeout", [f"BYE nothing happened for {self.wire.seconds(self.limits.idle_timeout)} s"])
 
+    def bye_lines(self, text: str) -> list[str]:
+        return [f"BYE {text}"]
+
+    def notice_lines(self, text: str) -> list[str] | None:
+        return [f"INFO operator: {text}"]
+
     def on_line_too_long(self) -> None:
         self._error(self.wire.Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
 
@@ -502,7 +532,8 @@ class ConnectionBudget:
 class ConnectionLimits(WrappingFactory):
     """Wraps a server factory; refuses connections beyond ``max_total`` in all and ``max_per_peer``
     from one address (0 = unlimited), and once the daemon's ``budget`` (shared by every port, set
-    by gamed.tap) is full, answering ``refusal(why)`` bytes and logging the reason."""
+    by gamed.tap) is full, and those its ``registry`` refuses (a banned address, a draining daemon:
+    gamed.connections), answering ``refusal(why)`` bytes and logging the reason."""
 
     _log = Logger()
     noisy = False
@@ -511,6 +542,11 @@ class ConnectionLimits(WrappingFactory):
     served: str | None = None
     budget: ConnectionBudget | None = None
     exempt: frozenset[str] = frozenset()  # addresses without a per-address limit (the web site's trusted proxies)
+    # The daemon's gamed.connections.ConnectionRegistry (set by gamed.tap on game ports): it numbers
+    # the connections, and refuses banned addresses and every new connection while draining.
+    registry: Any = None
+    game: str = ""  # the game's config section ("kalaha"), for the registry
+    option: str = ""  # the port's option ("fight-gui"), for the registry
 
     def __init__(
         self,
@@ -525,6 +561,7 @@ class ConnectionLimits(WrappingFactory):
         self.refusal = refusal
         self.per_peer: dict[str, int] = {}
         self._peer_of: dict[object, str] = {}
+        self._entry_of: dict[object, Any] = {}  # wrapper -> its gamed.connections.Connection
         self.refused = 0
 
     def logPrefix(self) -> str:  # noqa: N802
@@ -542,6 +579,8 @@ class ConnectionLimits(WrappingFactory):
             why = f"server full ({self.budget.max_total} connections on all ports)"
         elif self.max_per_peer and host not in self.exempt and self.per_peer.get(host, 0) >= self.max_per_peer:
             why = f"too many connections from {host} (limit {self.max_per_peer})"
+        if why is None and self.registry is not None:  # a banned address, or the daemon draining
+            why = self.registry.refusal(host)
         if why is not None:
             self.refused += 1
             if self.refused & (self.refused - 1) == 0:
@@ -560,10 +599,15 @@ class ConnectionLimits(WrappingFactory):
         self._peer_of[protocol] = host
         if self.budget is not None:
             self.budget.open += 1
+        if self.registry is not None:
+            self._entry_of[protocol] = self.registry.added(self.game, self.option, addr, protocol.wrappedProtocol, protocol)
         return protocol
 
     def unregisterProtocol(self, p) -> None:  # noqa: N802
         super().unregisterProtocol(p)
+        entry = self._entry_of.pop(p, None)
+        if entry is not None:
+            self.registry.removed(entry)
         host = self._peer_of.pop(p, None)
         if host is not None:
             if self.budget is not None:

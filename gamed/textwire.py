@@ -29,6 +29,7 @@ REFUSAL_CODES = {
     Refusal.NO_ACCOUNTS: 431,
     Refusal.NAME_IN_USE: 432,
     Refusal.HOSTED: 433,
+    Refusal.BANNED: 436,  # (434 and 435 are the ladder's, below)
 }
 
 # ``ERROR <code>`` of a refused ``LADDER`` (gamed.ladder.commands, docs/ladder.md), the same in

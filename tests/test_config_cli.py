@@ -94,3 +94,21 @@ def test_a_records_file_in_a_missing_folder_is_an_error_not_a_new_database(tmp_p
     conf.write_text(f'[records]\ndatabase = "{tmp_path}/x.sqlite"\n')
     assert gamed("config", "check", str(conf), cwd=tmp_path).returncode == 0
     assert not (tmp_path / "x.sqlite").exists(), "checking creates nothing"
+
+
+def test_check_reads_the_admin_consoles_key_files_and_makes_none(tmp_path):
+    from tests.integration.adminsupport import make_key
+
+    keys_file = tmp_path / "authorized_keys"
+    conf = tmp_path / "c.conf"
+    conf.write_text(f'[admin]\nlisten = "tcp:2222:interface=127.0.0.1"\nauthorized_keys = "{keys_file}"\n'
+                    f'host_key = "{tmp_path}/host_key"\n')
+    out = gamed("config", "check", str(conf), cwd=tmp_path)
+    assert out.returncode == 1 and f"admin.authorized_keys {keys_file}: cannot be read" in out.stderr, out
+    assert out.stderr.count("\n") == 1
+    keys_file.write_bytes(make_key(tmp_path / "k").public().toString("openssh") + b"\n")
+    assert gamed("config", "check", str(conf), cwd=tmp_path).stdout == f"{conf}: ok\n"
+    assert not (tmp_path / "host_key").exists(), "checking makes no host key"
+    (tmp_path / "host_key").write_text("not a key\n")
+    out = gamed("config", "check", str(conf), cwd=tmp_path)
+    assert out.returncode == 1 and "admin.host_key" in out.stderr and "not a usable private key" in out.stderr, out

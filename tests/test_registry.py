@@ -74,7 +74,7 @@ def test_config_has_a_section_of_each_game_and_the_shared_ones():
     cfg = config.Config()
     for game in registry.GAMES:
         assert isinstance(getattr(cfg, game.section), game.settings)
-    assert list(config.sections(config.Config)) == [g.section for g in registry.GAMES] + ["web", "limits", "records", "players", "bots", "tournaments", "ladder"]
+    assert list(config.sections(config.Config)) == [g.section for g in registry.GAMES] + ["web", "limits", "records", "players", "bots", "tournaments", "ladder", "admin"]
 
 
 def test_records_ports_and_web_name_the_registered_games():

@@ -115,7 +115,7 @@ def test_config_listen_may_be_a_single_string():
     "text, message",
     [
         ("[kalaha\n", "is not valid TOML"),
-        ("[chess]\nx = 1\n", "unknown section [chess]; known: bots, combat, connect4, fight, kalaha, ladder, limits, players, records, stratego, tournaments, web"),
+        ("[chess]\nx = 1\n", "unknown section [chess]; known: admin, bots, combat, connect4, fight, kalaha, ladder, limits, players, records, stratego, tournaments, web"),
         ("[kalaha]\nspeed = 1\n", "unknown setting kalaha.speed"),
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),

@@ -571,7 +571,8 @@ class CombatService(GameService):
             return
         if entry.clock is None:
             entry.clock = TurnScheduler(
-                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), strikes=StrikePolicy(limit=0), control=control
+                self.clock, lambda turn, e=entry: self._turn_closed(e, turn), strikes=StrikePolicy(limit=0), control=control,
+                game="combat",
             )
         clock = entry.clock
         turn = clock.live_turn()  # a passed deadline acts first (and may end the game)

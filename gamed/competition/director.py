@@ -176,6 +176,7 @@ class _Run:
         store = self.director.store
         if self.stored.state != "running":
             await store.set_state(self.stored.id, "running")
+        self.director.hosted.warm_up([self.director.bots[name.lower()] for name in fmt.bots])
         self._tell()
         while not self.stopped:
             if self._failure is not None:

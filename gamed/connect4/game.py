@@ -89,7 +89,7 @@ class Connect4Game:
         self.on_flag = on_flag
         self._turns = TurnScheduler(
             clock, self._turn_closed, strikes=StrikePolicy(limit=0 if on_flag is FlagPolicy.DEFAULT else 1),
-            control=self.control, on_flag=on_flag if on_flag is FlagPolicy.DEFAULT else None,
+            control=self.control, on_flag=on_flag if on_flag is FlagPolicy.DEFAULT else None, game="connect4",
         )
 
     def sit(self, seat: Seat, engine: EnginePlayer | None = None) -> None:

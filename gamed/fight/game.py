@@ -118,7 +118,8 @@ class FightGame:
         self.control = control if control is not None else TimeControl.per_move(turn_time)
         self.timing: dict[int, dict] = {}  # the last turn's clock of each team (used, left, credit)
         self._turns = TurnScheduler(
-            clock, self._turn_closed, strikes=StrikePolicy(limit=strikes), control=self.control, on_flag=on_flag
+            clock, self._turn_closed, strikes=StrikePolicy(limit=strikes), control=self.control, on_flag=on_flag,
+            game="fight",
         )
 
     def team_of(self, player: IFightTeam) -> int:

@@ -178,7 +178,15 @@ class FightProtocol(LoginCommands, TextLineProtocol):
             self._join()  # it waited for this login to play
 
     def login_refused(self, error: LoginError) -> None:
-        self.send_lines([wire.refused(error)])
+        line = wire.refused(error)
+        self._count(int(line.partition("&")[0]))
+        self.send_lines([line])
+
+    def _count(self, code: int) -> None:
+        """One more reply of ``code`` sent, for the metrics (gamed_errors_total)."""
+        errors = getattr(self.service, "errors", None)
+        if errors is not None:
+            errors[code] += 1
         self._login_answered()
 
     def login_usage(self, text: str) -> None:
@@ -272,6 +280,8 @@ class FightProtocol(LoginCommands, TextLineProtocol):
     def send_lines(self, lines: list[str]) -> None:
         if not self.handling:
             self.resetTimeout()  # game events count as activity: a waiting AI is not idle
+        if len(lines) == 1 and lines[0] == INVALID:  # (every "invalid" reply is sent alone)
+            self._count(int(INVALID))
         super().send_lines(lines)
 
     def ready(self, game: FightGame, team: int) -> None:

@@ -178,14 +178,13 @@ async def _add(reactor: Any, store: Any, spec: Any, limits: dict, cfg: Any, fail
 
     if (found := await store.get(spec.name)) is not None:
         fail(f"there is already a bot named {found.name} in the records database")
-    if spec.talk == "stdio":  # a bot that connects itself needs the daemon's port: not started here
-        try:
-            isolation = Isolation.detect(cfg.bots.isolation if cfg is not None else "auto")
-        except ValueError as e:
-            fail(str(e))
-        why = await exits_at_once(spec, reactor, isolation)
-        if why is not None:
-            fail(f"bot {spec.name}: its command {why}")
+    try:
+        isolation = Isolation.detect(cfg.bots.isolation if cfg is not None else "auto")
+    except ValueError as e:
+        fail(str(e))
+    why = await exits_at_once(spec, reactor, isolation)
+    if why is not None:
+        fail(f"bot {spec.name}: its command {why}")
     added = await store.add(spec, limits)
     print(f"added bot {added.name}: {added.game}, talks on {added.talk}, {added.workdir} working directory")
     print(f"command: {spec.command}")

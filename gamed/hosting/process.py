@@ -122,6 +122,7 @@ class HostedProgram(ProcessProtocol):
         env: dict[str, str] | None = None,
         game_protocol: Any = None,
         network: bool = False,
+        warm: Any = None,
     ):
         self.spec = spec
         self.workdir = workdir
@@ -130,6 +131,7 @@ class HostedProgram(ProcessProtocol):
         self.env = children.minimal_environment({"HOME": workdir, "TMPDIR": "/tmp" if isolation.bwrap else workdir, **(env or {})})
         self.game_protocol = game_protocol
         self.network = network
+        self.warm = warm  # a gamed.hosting.warm.Warm: the sandbox started ahead it runs in, or None
         self.pid: int | None = None
         self.trouble: Trouble | None = None  # why we killed it (a limit), once we did
         self.output = 0  # bytes it wrote on stdout and stderr
@@ -158,19 +160,31 @@ class HostedProgram(ProcessProtocol):
     # --- starting ----------------------------------------------------------------------------
 
     def start(self, reactor: Any) -> None:
-        """Spawn the program; a spawn that fails at once ends it with a START fault."""
+        """Spawn the program (or run it in its sandbox started ahead); a start that fails at once
+        ends it with a START fault."""
+        if self.warm is not None:
+            return self._adopt(self.warm.process)
         executable, args = sandbox.launch_command(
             self.spec.argv, self.workdir, self.spec.limits, self.isolation, self.env, network=self.network
         )
-        path = sandbox.spawn_directory(self.workdir, self.isolation)
         try:
-            if executable == sandbox.NATIVE_REAPER and path is None and isinstance(reactor, PosixReactorBase):
-                _NativeStart(reactor, executable, args, self.env, None, self, None, None, None)
-            else:
-                reactor.spawnProcess(self, executable, args, env=self.env, path=path)
+            spawn(reactor, self, executable, args, self.env, sandbox.spawn_directory(self.workdir, self.isolation))
         except (OSError, error.ProcessExitedAlready) as e:
             self.trouble = Trouble(Fault.START, f"cannot start {self.spec.argv[0]}: {e}")
             self._finish(None)
+
+    def _adopt(self, process: Any) -> None:
+        """Become the protocol of a sandbox started ahead and send it the program to run."""
+        try:
+            message = sandbox.start_message(self.spec.argv, self.workdir, self.spec.limits, self.env)
+        except ValueError as e:
+            self.trouble = Trouble(Fault.START, f"cannot start {self.spec.argv[0]}: {e}")
+            self._give_back()
+            self._finish(None)
+            return
+        process.write(message)  # (before the game's protocol, which may greet it at once)
+        process.proto = self  # (Twisted's Process tells its protocol of output and the end)
+        self.makeConnection(process)
 
     def connectionMade(self) -> None:  # noqa: N802
         self.pid = self.transport.pid
@@ -320,9 +334,19 @@ class HostedProgram(ProcessProtocol):
     def cancel(self) -> None:
         """End it now, whether it has started or not (a program never started just ends)."""
         if self.pid is None and not self.done:
+            self._give_back()
             self._finish(None)
         else:
             self.kill(None)
+
+    def _give_back(self) -> None:
+        """The sandbox started ahead for it will not be used: it ends."""
+        if self.warm is not None and self.warm.process is not None and self.pid is None:
+            self.warm.ending = True
+            try:
+                self.warm.process.signalProcess("KILL")
+            except (OSError, error.ProcessExitedAlready):
+                pass
 
     def signal_groups(self, signum: int) -> None:
         """``signum`` to the program's process group (and, under gamed.reaper, the program's own)."""
@@ -424,6 +448,14 @@ class HostedProgram(ProcessProtocol):
 
     def stderr_text(self) -> str:
         return self.stderr_tail.decode("utf-8", "replace")
+
+
+def spawn(reactor: Any, protocol: ProcessProtocol, executable: str, args: list[str], env: dict[str, str], path: str | None = None) -> Any:
+    """Start ``executable`` for ``protocol``: through _NativeStart when it is the native launcher
+    (which needs no working directory), else with the reactor's spawnProcess."""
+    if executable == sandbox.NATIVE_REAPER and path is None and isinstance(reactor, PosixReactorBase):
+        return _NativeStart(reactor, executable, args, env, None, protocol, None, None, None)
+    return reactor.spawnProcess(protocol, executable, args, env=env, path=path)
 
 
 class _NativeStart(_process.Process):

@@ -6,6 +6,8 @@
  *
  * Usage: gamed-reaper [--start LIMITS DIRECTORY] DAEMON_PID PATH ARGV...
  *        gamed-reaper --exec LIMITS DIRECTORY DAEMON_PID PATH ARGV...
+ *        gamed-reaper --wait DAEMON_PID
+ *        gamed-reaper --wait-exec
  *
  * It closes every file descriptor above 2 first (the daemon leaves that to it).
  *
@@ -32,6 +34,14 @@
  *   at least once a second;
  * - when the program has exited, SIGKILLs and reaps every descendant left (for at most 2 s) and
  *   ends as the program did: the same exit status, or death by the same signal (no core file).
+ *
+ * With --wait and --wait-exec it is a sandbox started ahead of its game (gamed/hosting/warm.py):
+ * it first reads what to run from stdin, one start message: the message's length in decimal and
+ * a newline, then that many bytes of NUL-ended fields: LIMITS, DIRECTORY, PATH, the number of
+ * arguments, the arguments, and the environment's NAME=VALUE entries. It reads exactly the
+ * message, so what follows on stdin is the program's. --wait then does what --start does with
+ * them (and the program gets that environment); --wait-exec, run by bubblewrap inside its
+ * namespaces (whose init reaps), does the launcher's part and execs PATH in its own place.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -127,9 +137,10 @@ static const struct {
 };
 
 /* The launcher's part: session, limits, umask, working directory; 0, or -1 with errno set. */
-static int start(char *limits, const char *directory)
+static int start(char *limits, const char *directory, int session)
 {
-    setsid(); /* (the spawned process is no group leader: it cannot fail) */
+    if (session)
+        setsid(); /* (the spawned process is no group leader: it cannot fail) */
     for (char *item = strtok(limits, ","); item; item = strtok(NULL, ",")) {
         char name[32];
         unsigned long long soft, hard;
@@ -165,13 +176,117 @@ static void close_the_rest(void)
         close((int)fd);
 }
 
+/* What a start message (--wait, --wait-exec) says to run. */
+struct start_message {
+    char *limits, *directory, *path;
+    char **argv, **envp;
+};
+
+/* Exactly n bytes from fd 0 into buffer; 0, or -1 at an early end or an error. */
+static int read_exactly(char *buffer, size_t n)
+{
+    while (n > 0) {
+        ssize_t got = read(0, buffer, n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        buffer += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* The start message from stdin (see the top of this file); exits 127 on a malformed one. */
+static void read_start_message(struct start_message *out)
+{
+    char header[24];
+    size_t used = 0;
+    for (;;) { /* the length line, a byte at a time: nothing after it may be read */
+        if (used == sizeof header - 1 || read_exactly(header + used, 1) != 0)
+            goto bad;
+        if (header[used] == '\n')
+            break;
+        if (header[used] < '0' || header[used] > '9')
+            goto bad;
+        used++;
+    }
+    header[used] = 0;
+    unsigned long length = strtoul(header, NULL, 10);
+    if (used == 0 || length == 0 || length > (1UL << 20))
+        goto bad;
+    char *data = malloc(length + 1);
+    if (!data || read_exactly(data, length) != 0 || data[length - 1] != 0)
+        goto bad;
+    data[length] = 0;
+    size_t fields = 0;
+    for (size_t i = 0; i < length; i++)
+        fields += data[i] == 0;
+    char **field = calloc(fields + 1, sizeof *field);
+    if (!field || fields < 4)
+        goto bad;
+    for (size_t i = 0, at = 0; i < fields; i++) {
+        field[i] = data + at;
+        at += strlen(data + at) + 1;
+    }
+    unsigned long count = strtoul(field[3], NULL, 10);
+    if (count < 1 || count > fields - 4)
+        goto bad;
+    out->limits = field[0];
+    out->directory = field[1];
+    out->path = field[2];
+    char **args = calloc(count + 1, sizeof *args);
+    if (!args)
+        goto bad;
+    memcpy(args, field + 4, count * sizeof *args);
+    out->argv = args;
+    out->envp = field + 4 + count; /* (the list ends with the NULL calloc left) */
+    return;
+bad:
+    fprintf(stderr, "gamed reaper: no start message on stdin\n");
+    _exit(127);
+}
+
 int main(int argc, char **argv)
 {
     close_the_rest();
+    char **envp = NULL; /* the program's environment: ours, unless a start message gave one */
+    int inside = argc == 2 && strcmp(argv[1], "--wait-exec") == 0;
+    if (inside || (argc == 3 && strcmp(argv[1], "--wait") == 0)) {
+        struct start_message m;
+        read_start_message(&m);
+        /* (inside bubblewrap no session of its own: it stays in bubblewrap's process group,
+         * which the daemon signals) */
+        if (start(m.limits, m.directory, !inside) != 0) {
+            say("cannot change to", m.directory);
+            _exit(127);
+        }
+        if (inside) {
+            signal(SIGPIPE, SIG_DFL);
+            signal(SIGXFSZ, SIG_DFL);
+            execve(m.path, m.argv, m.envp);
+            say("cannot execute", m.path);
+            _exit(127);
+        }
+        /* as after --start: DAEMON_PID PATH ARGV... */
+        size_t count = 0;
+        while (m.argv[count])
+            count++;
+        char **args = calloc(count + 4, sizeof *args);
+        if (!args)
+            _exit(127);
+        args[0] = argv[0];
+        args[1] = argv[2];
+        args[2] = m.path;
+        memcpy(args + 3, m.argv, count * sizeof *args);
+        argv = args;
+        argc = (int)count + 3;
+        envp = m.envp;
+    }
     if (argc >= 6 && strcmp(argv[1], "--exec") == 0) {
         /* The launcher alone (bubblewrap is the program's parent, and its pid namespace's init
          * reaps): session, limits, umask, directory, SIGKILL as the death signal, then exec. */
-        if (start(argv[2], argv[3]) != 0) {
+        if (start(argv[2], argv[3], 1) != 0) {
             say("cannot change to", argv[3]);
             _exit(127);
         }
@@ -185,7 +300,7 @@ int main(int argc, char **argv)
         _exit(127);
     }
     if (argc >= 4 && strcmp(argv[1], "--start") == 0) {
-        if (start(argv[2], argv[3]) != 0) {
+        if (start(argv[2], argv[3], 1) != 0) {
             say("cannot change to", argv[3]);
             _exit(127);
         }
@@ -229,7 +344,10 @@ int main(int argc, char **argv)
             _exit(1);
         signal(SIGPIPE, SIG_DFL);
         signal(SIGXFSZ, SIG_DFL);
-        execv(path, argv + 3);
+        if (envp)
+            execve(path, argv + 3, envp);
+        else
+            execv(path, argv + 3);
         say("cannot execute", path);
         _exit(127);
     }

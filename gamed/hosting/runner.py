@@ -28,6 +28,7 @@ from gamed.hosting import sandbox
 from gamed.hosting.faults import Fault, Trouble, seat_fault
 from gamed.hosting.process import HostedProgram, ProgramAddress
 from gamed.hosting.spec import BotSpec
+from gamed.hosting.warm import WarmSandboxes
 from gamed.identity import Identity
 from gamed.seats import IHostTables, Placement
 
@@ -68,6 +69,7 @@ class HostedGames:
         start_timeout: float = START_TIMEOUT,
         address: dict[str, tuple[str, int]] | None = None,
         tokens: Any = None,
+        warm: int = 0,
     ):
         self.services = services
         self.hub = hub
@@ -79,6 +81,8 @@ class HostedGames:
         self.tokens = tokens  # a gamed.players.Players: one-time tokens for bots that connect
         self._numbers = itertools.count(1)
         self.running: dict[str, _Game] = {}
+        # up to ``warm`` sandboxes per kind started ahead (gamed.hosting.warm); 0: none
+        self.warm = WarmSandboxes(reactor, isolation, os.path.join(state_dir, "bots", "games"), size=warm) if warm else None
 
     def programs_running(self) -> int:
         """Hosted programs of the games in play that have not ended (gamed.metrics)."""
@@ -102,6 +106,14 @@ class HostedGames:
         d.addBoth(self._done, name)
         return d
 
+    def warm_up(self, bots: Sequence[BotSpec]) -> None:
+        """Start sandboxes ahead for these bots now (a tournament about to play them), so that
+        their first games do not wait for them (gamed.hosting.warm); nothing without a pool."""
+        if self.warm is not None:
+            for bot in bots:
+                if bot.workdir != "persistent":
+                    self.warm.fill(bot.argv, network=bot.talk == "connect")
+
     def _done(self, result: Any, name: str) -> Any:
         self.running.pop(name, None)
         return result
@@ -110,6 +122,8 @@ class HostedGames:
         """The daemon is stopping: end every hosted program now (their games are aborted)."""
         for one in list(self.running.values()):
             one.end_programs()
+        if self.warm is not None:
+            self.warm.stop()
 
 
 class _Game:
@@ -159,10 +173,16 @@ class _Game:
         return self.result
 
     def _program(self, seat: int, bot: BotSpec) -> HostedProgram:
+        warm = None
+        if bot.workdir != "persistent" and self.owner.warm is not None:
+            warm = self.owner.warm.take(bot.argv, network=bot.talk == "connect")
         if bot.workdir == "persistent":
             path = bot.directory or os.path.join(self.owner.state_dir, "bots", bot.name)
             os.makedirs(path, mode=0o700, exist_ok=True)
             self.workdirs.append((path, False))
+        elif warm is not None and warm.workdir is not None:  # bubblewrap bound it into the sandbox
+            path = warm.workdir
+            self.workdirs.append((path, True))
         else:
             root = os.path.join(self.owner.state_dir, "bots", "games")
             os.makedirs(root, mode=0o700, exist_ok=True)
@@ -178,10 +198,10 @@ class _Game:
             token = self.owner.tokens.host_token(identity, self.key, left=functools.partial(self._left.add, seat))
             self._tokens.append(token)
             env.update({"GAMED_HOST": host, "GAMED_PORT": str(port), "GAMED_TOKEN": token})
-            return HostedProgram(bot, path, self.owner.isolation, clock, env=env, network=True)
+            return HostedProgram(bot, path, self.owner.isolation, clock, env=env, network=True, warm=warm)
         protocol = self.service.player_factory.buildProtocol(ProgramAddress(bot.name))
         protocol.placement = Placement(identity, self.key)
-        return HostedProgram(bot, path, self.owner.isolation, clock, env=env, game_protocol=protocol)
+        return HostedProgram(bot, path, self.owner.isolation, clock, env=env, game_protocol=protocol, warm=warm)
 
     # --- events --------------------------------------------------------------------------
 

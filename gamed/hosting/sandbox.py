@@ -173,13 +173,8 @@ def launch_command(
     """(executable, args) for ``spawnProcess`` that run ``argv`` in ``workdir`` as the sandbox
     says. ``network``: keep the network (a bot that connects to the daemon itself)."""
     if isolation.bwrap:
-        base = [a for a in _BWRAP_BASE if not (network and a == "--unshare-net")]
         program = [
-            isolation.bwrap, *base,
-            *[x for path in _hidden_by_tmp(argv) for x in ("--ro-bind", path, path)],
-            "--bind", workdir, workdir,
-            "--chdir", workdir,
-            "--clearenv",
+            *_bwrap(isolation, argv, workdir, network),
             *[x for key, value in sorted(env.items()) for x in ("--setenv", key, value)],
             "--", *argv,
         ]
@@ -196,6 +191,57 @@ def launch_command(
     if _QUICK_START:
         return _PRLIMIT, [_PRLIMIT, *_prlimit_options(limits), "--", *_quick_start(program, workdir)]
     return _PYTHON, [_PYTHON, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), _limit_text(limits), program[0], *program]
+
+
+def warm_command(isolation: Isolation, argv: tuple[str, ...], workdir: str, network: bool = False) -> tuple[str, list[str]]:
+    """(executable, args) of a sandbox started ahead of its game (gamed.hosting.warm): the native
+    reaper waiting for its start message (``start_message``) on stdin. With bubblewrap the
+    namespaces are made now, binding ``workdir`` (a fresh directory made for it) and the
+    folders under /tmp that ``argv`` names; ``workdir`` is unused without bubblewrap. Needs the
+    native reaper (``warm_possible``)."""
+    if not isolation.bwrap:
+        return NATIVE_REAPER, [NATIVE_REAPER, "--wait", str(os.getpid())]
+    program = [*_bwrap(isolation, (*argv, NATIVE_REAPER), workdir, network), "--", NATIVE_REAPER, "--wait-exec"]
+    # The limits are the program's own (set by --wait-exec); bubblewrap runs without them.
+    return NATIVE_REAPER, [NATIVE_REAPER, "--exec", "", workdir, str(os.getpid()), *program]
+
+
+def warm_kind(isolation: Isolation, argv: tuple[str, ...], network: bool) -> tuple:
+    """What a sandbox started ahead for ``argv`` is made with: without bubblewrap nothing (one
+    kind), with it whether it keeps the network and the folders under /tmp it binds."""
+    if not isolation.bwrap:
+        return ("reaper",)
+    return ("bwrap", network, tuple(_hidden_by_tmp((*argv, NATIVE_REAPER))))
+
+
+def warm_possible() -> bool:
+    """Whether sandboxes can be started ahead here: the native reaper reads their start messages."""
+    return _native_reaper()
+
+
+def start_message(argv: tuple[str, ...], workdir: str, limits: BotLimits, env: dict[str, str]) -> bytes:
+    """What a sandbox started ahead reads on stdin to run ``argv`` (gamed/hosting/reaper.c):
+    the length line, then NUL-ended LIMITS, DIRECTORY, PATH, the argument count, the arguments and
+    the environment (the program's path is absolute: ``gamed.hosting.spec`` resolves it)."""
+    path = children.exact_path(argv[0], workdir)
+    fields = [_limit_text(limits), workdir, path, str(len(argv)), *argv, *(f"{k}={v}" for k, v in sorted(env.items()))]
+    if any("\0" in field for field in fields):
+        raise ValueError("a NUL byte in a hosted program's command or environment")
+    body = b"".join(os.fsencode(field) + b"\0" for field in fields)
+    return b"%d\n%s" % (len(body), body)
+
+
+def _bwrap(isolation: Isolation, argv: tuple[str, ...], workdir: str, network: bool) -> list[str]:
+    """Bubblewrap and its options up to the environment: its namespaces (the network kept for a
+    bot that connects itself), the folders under /tmp that ``argv`` names, ``workdir`` writable."""
+    return [
+        isolation.bwrap,
+        *[a for a in _BWRAP_BASE if not (network and a == "--unshare-net")],
+        *[x for path in _hidden_by_tmp(argv) for x in ("--ro-bind", path, path)],
+        "--bind", workdir, workdir,
+        "--chdir", workdir,
+        "--clearenv",
+    ]
 
 
 def _limit_text(limits: BotLimits) -> str:

@@ -120,7 +120,7 @@ class KalahaGame:
         self.on_flag = on_flag
         self._turns = TurnScheduler(
             clock, self._turn_closed, strikes=StrikePolicy(limit=0 if on_flag is FlagPolicy.DEFAULT else 1),
-            control=self.control, on_flag=on_flag if on_flag is FlagPolicy.DEFAULT else None,
+            control=self.control, on_flag=on_flag if on_flag is FlagPolicy.DEFAULT else None, game="kalaha",
         )
 
     def player(self, side: str) -> IKalahaPlayer | None:

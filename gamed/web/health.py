@@ -5,7 +5,8 @@ orchestrators and monitoring.
 - ``/readyz``: the daemon can serve games: every configured port listens and the records
   database (when there is one) answers a query within ``RECORDS_WAIT`` seconds. ``200
   {"status": "ready", "checks": {...}}``, else ``503 {"status": "not ready", "checks": {...}}``
-  naming what is wrong (``"ports": "not listening: kalaha tcp:4600"``, ``"records": "..."``).
+  naming what is wrong (``"ports": "not listening: kalaha tcp:4600"``, ``"ports": "draining: ..."``
+  once the operator drains the daemon (docs/admin.md), ``"records": "..."``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class Ready(resource.Resource):
     def _ports(self) -> str:
         if self.ports is None:
             return "ok"
+        if getattr(self.ports, "draining", False):
+            return "draining: no new games are started (the daemon exits once the games in play have finished)"
         waiting = [f"{p.serves} {p.description}" for p in self.ports.ports if p.port is None and p.path is None]
         return "ok" if not waiting else "not listening: " + ", ".join(waiting)
 
@@ -90,3 +93,24 @@ class Ready(resource.Resource):
 def _ping(cursor: Any) -> None:
     cursor.execute("SELECT 1")
     cursor.fetchall()
+
+
+def metrics_site(metrics: resource.Resource, ports: Any, store: Any, clock: Any, limits: Any):
+    """The factory builder of the metrics' own port ([web] metrics_listen): ``/metrics``,
+    ``/healthz`` and ``/readyz`` alone, without access lines, behind the connection limits."""
+    from gamed.textline import ConnectionLimits
+    from gamed.web.channel import refusal
+
+    root = resource.Resource()
+    root.putChild(b"metrics", metrics)
+    root.putChild(b"healthz", Health())
+    root.putChild(b"readyz", Ready(ports, store, clock))
+    site = server.Site(root)
+    site.displayTracebacks = False
+    site.timeOut = 60  # seconds a connection may be idle
+    site.log = lambda request: None  # (a scraper's requests are no one's access log)
+
+    def factory() -> ConnectionLimits:
+        return ConnectionLimits(site, limits.max_connections, limits.max_per_peer, lambda why: refusal(503, why))
+
+    return factory

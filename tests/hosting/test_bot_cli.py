@@ -119,6 +119,11 @@ def test_each_bad_bot_is_refused_with_one_line_and_nothing_is_stored(tmp_path):
     one_error(add("py", f"{PY} -c 'import no_such_module_here'"),
               "bot py: its command exited at once (status 1); stderr: ModuleNotFoundError: No module named 'no_such_module_here'")
     one_error(add("quiet", "/bin/true"), "bot quiet: its command exited at once (status 0)")
+    # a bot that connects itself is started too, with a port to connect to: one that cannot, or
+    # does not even try, is refused the same way
+    one_error(add("noport", f"{PY} -c 'import os,socket; socket.create_connection((os.environ[\"GAMED_HOST\"], 1))'", "--talk", "connect"),
+              "bot noport: its command exited at once (status 1); stderr: ConnectionRefusedError: [Errno 111] Connection refused")
+    one_error(add("cquiet", "/bin/true", "--talk", "connect"), "bot cquiet: its command exited at once (status 0)")
     one_error(gamed("bot", "add", "chess", "--game", "chess", "--command", f"{PY} {BOT}", *db, cwd=tmp_path),
               "bots.chess.game must be one of kalaha,", "not 'chess'")
     one_error(add("lim", f"{PY} {BOT}", "--limit", "speed=9"),

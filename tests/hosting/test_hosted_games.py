@@ -26,6 +26,8 @@ BOTS = os.path.join(ROOT, "examples", "bots")
 MISBEHAVE = os.path.join(ROOT, "tests", "hosting", "misbehave.py")
 PY = sys.executable
 ISOLATIONS = ["none"] + (["bwrap"] if Isolation.detect("auto").bwrap else [])
+# ... and each with its programs run in sandboxes started ahead (gamed.hosting.warm)
+STARTS = ISOLATIONS + [f"{isolation}/warm" for isolation in ISOLATIONS]
 
 
 def programs_with(marker: str) -> list[int]:
@@ -47,23 +49,43 @@ def bot(name: str, game: str, command: str, **limits):
 
 
 def runner(tmp_path, isolation="none", move_time=10.0, start_timeout=10.0):
+    """The runner of the tests; ``isolation`` "none", "bwrap", or either with "/warm": with two
+    sandboxes per kind started ahead."""
+    isolation, _, warm = isolation.partition("/")
     hub = LiveHub(reactor)
     kalaha = KalahaService(KalahaConfig(board=False, move_time=move_time, strikes=3), Limits(), reactor, hub=hub)
     connect4 = Connect4Service(Connect4Config(board=False), Limits(), reactor, hub=hub)
     return HostedGames(
         {"kalaha": kalaha, "connect4": connect4}, hub, reactor, Isolation.detect(isolation), str(tmp_path),
-        start_timeout=start_timeout,
+        start_timeout=start_timeout, warm=2 if warm else 0,
     )
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
+async def play_started_ahead(games, game, bots):
+    """Play ``bots`` with their sandboxes started ahead when the runner has a pool (checked: both
+    programs ran in them), then end the pool: what is left running after is the bots' own."""
+    games.warm_up(bots)
+    try:
+        result = await games.play(game, bots)
+        if games.warm is not None:
+            assert games.warm.used == len(bots)
+        return result
+    finally:
+        games.stop()
+
+
+@pytest.mark.parametrize("isolation", STARTS)
 @pytest_twisted.ensureDeferred
 async def test_python_and_c_bots_play_kalaha_both_ways(tmp_path, isolation, c_bots):
     games = runner(tmp_path, isolation)
     py = bot("pybot", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 3 {tmp_path}")
     c = bot("cbot", "kalaha", c_bots["kalaha"])
+    games.warm_up([py, c])
     first = await games.play("kalaha", [py, c])
     second = await games.play("kalaha", [c, py])
+    if games.warm is not None:
+        assert games.warm.used == 4  # the second game's too: the pool was filled behind the first
+        games.stop()
     for result, names in ((first, ("pybot", "cbot")), (second, ("cbot", "pybot"))):
         assert result.played and result.bots == names
         assert sorted(result.scores) in ([0.0, 1.0], [0.5, 0.5])
@@ -98,14 +120,14 @@ FAILURES = [
 ]
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("isolation", STARTS)
 @pytest.mark.parametrize("mode,limits,fault,words", FAILURES, ids=[f[0] for f in FAILURES])
 @pytest_twisted.ensureDeferred
 async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, isolation, mode, limits, fault, words):
     games = runner(tmp_path, isolation, move_time=2.0)
     good = bot("steady", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 1 {tmp_path}")
     bad = bot("wild", "kalaha", f"{PY} {MISBEHAVE} {mode} {tmp_path}", **limits)
-    result = await games.play("kalaha", [bad, good])  # the bad bot is A: it moves first
+    result = await play_started_ahead(games, "kalaha", [bad, good])  # the bad bot is A: it moves first
     assert result.played, result
     # It lost; a game it left before the first move is aborted (nobody wins: no move was made).
     assert result.scores == ((0.0, 0.0) if result.reason == "disconnect" else (0.0, 1.0)), result
@@ -116,11 +138,11 @@ async def test_each_failure_ends_with_its_fault_and_leaves_no_process(tmp_path, 
     assert wait_gone(programs_with(str(tmp_path))) == []
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("isolation", STARTS)
 @pytest_twisted.ensureDeferred
 async def test_a_forked_child_does_not_survive_the_game(tmp_path, isolation):
     games = runner(tmp_path, isolation)
-    result = await games.play("kalaha", [
+    result = await play_started_ahead(games, "kalaha", [
         bot("forker", "kalaha", f"{PY} {MISBEHAVE} fork {tmp_path}"),
         bot("steady", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 1 {tmp_path}"),
     ])
@@ -176,7 +198,7 @@ async def test_a_program_whose_exit_another_part_of_the_daemon_reaped_still_ends
     assert wait_gone(programs_with(str(tmp_path))) == []
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
+@pytest.mark.parametrize("isolation", STARTS)
 @pytest_twisted.ensureDeferred
 async def test_a_hosted_program_inherits_no_descriptor_of_the_daemon(tmp_path, isolation):
     # A descriptor of the daemon without close-on-exec (as systemd passes listening sockets):
@@ -190,8 +212,8 @@ async def test_a_hosted_program_inherits_no_descriptor_of_the_daemon(tmp_path, i
         script.write_text('#!/bin/sh\nls /proc/self/fd >&2\nexec "$1" "$2" 3\n')
         script.chmod(0o755)
         games = runner(tmp_path, isolation)
-        result = await games.play("kalaha", [bot("fds", "kalaha", f"{script} {PY} {BOTS}/kalaha_bot.py"),
-                                             bot("plain", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 4")])
+        result = await play_started_ahead(games, "kalaha", [bot("fds", "kalaha", f"{script} {PY} {BOTS}/kalaha_bot.py"),
+                                                            bot("plain", "kalaha", f"{PY} {BOTS}/kalaha_bot.py 4")])
         assert result.played and result.faults == (None, None), result
         listed = sorted(int(fd) for fd in result.stderr[0].split())
         assert listed[:3] == [0, 1, 2] and len(listed) == 4, listed  # (the fourth is ls's own listing)

@@ -69,6 +69,11 @@ def test_the_section_settings_are_checked():
         bots(colour="red")
     with pytest.raises(ConfigError, match="bots.start_timeout must be more than 0"):
         bots(start_timeout=0)
+    with pytest.raises(ConfigError, match="bots.warm must be from 0 to 64 sandboxes, not 65"):
+        bots(warm=65)
+    with pytest.raises(ConfigError, match="bots.warm must be a"):
+        bots(warm="many")
+    assert bots(warm=0).warm == 0 and bots().warm == 4
     with pytest.raises(ConfigError, match="bots.b.*a bot name is 1-32"):
         bots(**{"b c": {"game": "kalaha", "command": "true"}})
 

@@ -71,3 +71,41 @@ async def test_every_game_is_listed_on_a_daemon_with_every_game(start_daemon, tm
     samples = await scrape(f"http://127.0.0.1:{daemon.ports['web']}")
     games = {dict(labels)["game"] for name, labels in samples if name == "gamed_games_running"}
     assert {"kalaha", "fight", "combat", "connect4"} <= games, games
+    # Virtual Fight's replies are numbers: its "invalid" (100) is counted by that code
+    fight = await connect(daemon.ports["fight"])
+    fight.send("NO SUCH COMMAND")
+    assert await fight.expect("100") == "100"
+    samples = await scrape(f"http://127.0.0.1:{daemon.ports['web']}")
+    assert value(samples, "gamed_errors_total", game="fight", code="100") == 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_seat_whose_time_runs_out_is_counted(start_daemon, tmp_path):
+    conf = tmp_path / "gamed.conf"
+    conf.write_text("[kalaha]\nmove_time = 0.3\nstrikes = 1\n")
+    daemon = await start_daemon("--config", str(conf), web=WEB)
+    url = f"http://127.0.0.1:{daemon.ports['web']}"
+    before = value(await scrape(url), "gamed_timeouts_total", game="kalaha")
+    a, b = await connect(daemon.port), await connect(daemon.port)
+    for c in (a, b):
+        c.send("BOARD OFF")
+    await take_seats("slow", a, b)
+    await a.expect("YOURMOVE")  # ... and A lets its time run out: struck out, B wins
+    await b.expect("RESULT")
+    after = value(await scrape(url), "gamed_timeouts_total", game="kalaha")
+    assert after == before + 1
+
+
+@pytest_twisted.ensureDeferred
+async def test_metrics_on_a_port_of_their_own_leave_the_web_site(start_daemon):
+    daemon = await start_daemon("--metrics", "tcp:0:interface=127.0.0.1", web=WEB)
+    own = f"http://127.0.0.1:{daemon.ports['metrics']}"
+    site = f"http://127.0.0.1:{daemon.ports['web']}"
+    samples = await scrape(own)
+    assert ("gamed_games_running", (("game", "kalaha"),)) in samples
+    code, _, body = await get(own + "/readyz")
+    assert code == 200 and b'"ready"' in body
+    assert (await get(own + "/healthz"))[0] == 200
+    assert (await get(site + "/metrics"))[0] == 404  # no longer on the public site
+    assert (await get(site + "/healthz"))[0] == 200  # (which keeps its own health checks)
+    assert (await get(own + "/"))[0] == 404
