@@ -9,6 +9,12 @@ crash never leaves a match without its seats, moves or ratings. The accounts pla
 So are tournaments (gamed.competition.store) and the hosted bots of ``gamed bot add``
 (gamed.hosting.store).
 
+A move's spectator state is not kept when the game's rules rebuild it (gamed.replay: a patch
+against the rules' prediction, ``[]`` for nearly every move); ``match`` rebuilds the states, so a
+match reads back exactly as the live game showed it, whether it was stored so or, by an older
+gamed, with every state. ``prune`` drops old matches' moves ([records] keep_moves) and keeps
+their results and ratings.
+
 The schema is versioned: table ``schema_version`` holds one row per applied migration, and
 ``start()`` applies the missing ones (all in one transaction), so opening a database made by an
 older gamed upgrades it and opening a current one changes nothing.
