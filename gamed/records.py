@@ -740,7 +740,10 @@ def _kept_states(record: MatchRecord, compact: bool = True) -> tuple[str | None,
     version = getattr(game, "replay_version", "") if game is not None else ""
     if not compact or not version or [m.n for m in record.moves] != list(range(1, len(record.moves) + 1)):
         return None, whole
-    kept = replay.compact(game.next_state, record.initial_state, [(m.seat, m.move, m.state) for m in record.moves])
+    try:
+        kept = replay.compact(game.next_state, record.initial_state, [(m.seat, m.move, m.state) for m in record.moves])
+    except (TypeError, ValueError):  # a state that is not JSON: stored whole, _store says why it cannot be
+        return None, whole
     if all(patch is None for _, patch in kept):
         return None, whole
     return version, kept
