@@ -2,8 +2,10 @@
 match; ``gamed player add|list|revoke|rotate`` manages the accounts (gamed.accounts) that may log in;
 ``gamed tournament run|list|status|standings|export|remove`` runs and shows tournaments between
 hosted bots (gamed.competition.cli); ``gamed bot add|list|show|remove`` keeps hosted bots in the
-records database (gamed.hosting.cli); ``gamed admin COMMAND`` runs a command on a running daemon's
-SSH admin console (gamed.admin.client, docs/admin.md).
+records database (gamed.hosting.cli); ``gamed records compact|prune DAYS`` drops the states the
+rules rebuild from matches stored with every state, or old matches' moves (gamed.records);
+``gamed admin COMMAND`` runs a command on a running daemon's SSH admin console
+(gamed.admin.client, docs/admin.md).
 
 The daemon itself runs with ``twistd -n gamed``; this command works on its records database, also
 while the daemon runs (SQLite's WAL journal and busy timeout let both write the same file).
@@ -41,6 +43,19 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--config", metavar="FILE", help="the daemon's config file (for its [records] database)")
     export.add_argument("--format", choices=("json", "ucc"), default="json", help="json (default) or ucc (Stratego only)")
     _player_parser(commands)
+    kept = commands.add_parser(
+        "records",
+        help="compact or prune the records database",
+        description="Work on the stored matches: compact (drop the states the rules rebuild from matches stored "
+        "with every state, as before gamed 17) or prune (drop the moves of old matches, keeping their results).",
+    )
+    work = kept.add_subparsers(dest="action", required=True, metavar="ACTION")
+    compact = work.add_parser("compact", help="drop the states the rules rebuild, from matches that keep every state")
+    prune = work.add_parser("prune", help="drop the moves of matches that ended more than DAYS days ago ([records] keep_moves)")
+    prune.add_argument("days", metavar="DAYS", type=float, help="keep the moves of the matches of the last DAYS days")
+    for sub in (compact, prune):
+        sub.add_argument("--database", "--records", dest="database", metavar="URL", help=_DATABASE_HELP)
+        sub.add_argument("--config", metavar="FILE", help="the daemon's config file (for its [records] database)")
     from gamed.competition import cli as tournament_cli
 
     common = argparse.ArgumentParser(add_help=False)
@@ -185,6 +200,28 @@ async def _export(reactor: Any, args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
+async def _records_work(reactor: Any, args: argparse.Namespace) -> None:
+    """``gamed records compact`` and ``gamed records prune DAYS``: one line of what was done."""
+    if args.action == "prune" and not args.days > 0:
+        _fail(f"prune keeps the moves of the last DAYS days: DAYS must be more than 0, not {args.days:g}")
+    url, store = _records(args, reactor)
+    try:
+        await store.start()
+        if args.action == "compact":
+            matches, moves, before, after = await store.compact_stored()
+            print(f"{url}: {matches} matches compacted: {moves} states ({before} bytes) now rebuilt by the rules "
+                  f"({after} bytes of patches)")
+        else:
+            matches, moves = await store.prune(time.time() - args.days * 86400)
+            print(f"{url}: the {moves} moves of {matches} matches that ended more than {args.days:g} days ago pruned")
+    except RecordsError as e:
+        _fail(str(e))
+    except Exception as e:  # the driver's own errors: not a database, cannot connect ...
+        _fail(f"cannot work on the records database {url}: {_why(e)}")
+    finally:
+        await store.close()
+
+
 def _when(t: float | None) -> str:
     """A time for people: UTC, to the second (``2026-12-02 05:30:35Z``), or ``-``."""
     return "-" if t is None else time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(t))
@@ -271,7 +308,7 @@ def _config(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: ``gamed export MATCH_ID [--database URL] [--format json|ucc]``,
     ``gamed player add NAME [--kind person|bot] | list | revoke NAME | rotate NAME [--records URL]``,
-    ``gamed tournament ...`` and ``gamed bot add|list|show|remove ...``."""
+    ``gamed tournament ...``, ``gamed bot add|list|show|remove ...`` and ``gamed records compact|prune DAYS``."""
     from twisted.internet import defer, task
 
     args = _parser().parse_args(argv)
@@ -279,6 +316,8 @@ def main(argv: list[str] | None = None) -> None:
         return _config(args)
     if args.command == "export":
         task.react(lambda reactor: defer.ensureDeferred(_export(reactor, args)))
+    elif args.command == "records":
+        task.react(lambda reactor: defer.ensureDeferred(_records_work(reactor, args)))
     elif args.command == "player":
         task.react(lambda reactor: defer.ensureDeferred(_player(reactor, args)))
     elif args.command == "tournament":

@@ -136,7 +136,9 @@ class CombatConfig:
     # = a connection from the address the seat was held from; "anyone" = the next connection (the
     # original GGZ behaviour: anybody can take over a dropped army, unsafe).
     rejoin: str = "address"
-    records: str = "combat"  # directory of results.jsonl (one line per finished game); "" = none
+    # Directory of results.jsonl (one line per finished game), an optional export beside the
+    # records database, which keeps every game anyway; "" = none (the default).
+    records: str = ""
     clock: TimeControl | None = _clock()  # the time control; None = move_time per move
     on_flag: str = "lose"  # when a seat's time runs out: lose
 
@@ -272,6 +274,10 @@ class RecordsConfig:
     # A SQLite path (relative to the working directory), sqlite:///abs/path, sqlite:rel/path or
     # postgresql://user:password@host:port/dbname; "" = keep no records.
     database: str = "gamed.sqlite"
+    # Days a finished match keeps its moves (and their states); older matches keep their seats,
+    # results, ratings and final state but not their moves (pruned at start and once a day).
+    # 0 = keep every match's moves forever.
+    keep_moves: float = 0.0
 
 
 @attrs.frozen

@@ -9,6 +9,12 @@ crash never leaves a match without its seats, moves or ratings. The accounts pla
 So are tournaments (gamed.competition.store) and the hosted bots of ``gamed bot add``
 (gamed.hosting.store).
 
+A move's spectator state is not kept when the game's rules rebuild it (gamed.replay: a patch
+against the rules' prediction, ``[]`` for nearly every move); ``match`` rebuilds the states, so a
+match reads back exactly as the live game showed it, whether it was stored so or, by an older
+gamed, with every state. ``prune`` drops old matches' moves ([records] keep_moves) and keeps
+their results and ratings.
+
 The schema is versioned: table ``schema_version`` holds one row per applied migration, and
 ``start()`` applies the missing ones (all in one transaction), so opening a database made by an
 older gamed upgrades it and opening a current one changes nothing.
@@ -29,7 +35,7 @@ from twisted.internet import defer
 from twisted.logger import Logger
 from twisted.python.failure import Failure
 
-from gamed import outcome, registry
+from gamed import outcome, registry, replay
 from gamed import ratings as skill  # "ratings" is the name of many local lists here
 
 log = Logger()
@@ -326,6 +332,13 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created DOUBLE PRECISION NOT NULL)""",
         "CREATE UNIQUE INDEX bans_target ON bans (kind, lower(target))",
     ),
+    (  # 11: states rebuilt by the rules instead of kept (gamed.replay): a move's ``patch`` is what
+        # its state differs from the rules' prediction ('[]': nothing; NULL: its ``state`` is kept
+        # whole, or it has none), and a match's ``replayer`` names the replayer its patches are for
+        # (IGame.replay_version; NULL: every state kept whole, as before).
+        "ALTER TABLE moves ADD COLUMN patch TEXT",
+        "ALTER TABLE matches ADD COLUMN replayer TEXT",
+    ),
 )
 
 
@@ -407,10 +420,13 @@ def _check_record(record: MatchRecord) -> None:
 class RecordStore:
     """The records database: store finished matches, read them back, keep the ratings."""
 
-    def __init__(self, url: str, reactor: Any, create: bool = True):
+    def __init__(self, url: str, reactor: Any, create: bool = True, compact: bool = True):
         """``url``: see ``parse_url``. ``create=False``: a SQLite file must already exist (for readers
-        such as ``gamed export``, which must not leave an empty database behind a typo)."""
+        such as ``gamed export``, which must not leave an empty database behind a typo).
+        ``compact=False`` keeps every move's state whole, as gamed did before the replayers
+        (gamed.replay; what bench/records_size.py compares with)."""
         self.url = url
+        self.compact = compact
         self.dialect, self._target = parse_url(url)
         self.reactor = reactor
         self._create = create
@@ -581,7 +597,7 @@ class RecordStore:
             _check_record(record)
         except (TypeError, ValueError) as e:
             return defer.fail(e)
-        d = self._run(_store, self.dialect, record)
+        d = self._run(_store, self.dialect, record, self.compact)
         if self.write_observers:
             began = time.monotonic()
 
@@ -630,6 +646,41 @@ class RecordStore:
         """The ``gamed.ratings.Rating`` of ``name`` in ``game`` (a newcomer's when it has none):
         what the ladder pairs by (gamed.ladder)."""
         return self._run(_rating, self.dialect, game, name)
+
+    def prune(self, before: float, batch: int = 200) -> defer.Deferred:
+        """Drop the moves (and their states) of the matches that ended before unix time ``before``,
+        keeping the matches, their seats, results, ratings and extra (whose ``moves_not_kept``
+        counts the pruned moves and ``moves_pruned`` says when): ``keep_moves``. Works in
+        transactions of ``batch`` matches (stores wait for one batch at most); fires with
+        (matches pruned, moves pruned)."""
+        totals = [0, 0]
+
+        def more(done: tuple[int, int]) -> Any:
+            totals[0] += done[0]
+            totals[1] += done[1]
+            if done[0] < batch or self._closing is not None:
+                return tuple(totals)
+            return self._run(_prune, self.dialect, before, batch, time.time()).addCallback(more)
+
+        return self._run(_prune, self.dialect, before, batch, time.time()).addCallback(more)
+
+    def compact_stored(self, batch: int = 50) -> defer.Deferred:
+        """Drop from the matches stored with every state whole (before gamed 17, or with
+        ``compact=False``) the states the rules rebuild, keeping patches where they differ
+        (``gamed records compact``). A match is changed only when its states, rebuilt from what
+        is left, are exactly the ones it had. Works in transactions of ``batch`` matches; fires
+        with (matches compacted, moves whose state was dropped, state bytes before, after)."""
+        totals = [0, 0, 0, 0]
+
+        def more(done: tuple[int, int, int, int, int, int]) -> Any:
+            last, seen, *counts = done
+            for i, n in enumerate(counts):
+                totals[i] += n
+            if seen < batch or self._closing is not None:
+                return tuple(totals)
+            return self._run(_compact_stored, self.dialect, last, batch).addCallback(more)
+
+        return self._run(_compact_stored, self.dialect, 0, batch).addCallback(more)
 
     def close(self) -> defer.Deferred:
         """Refuse new work, wait for what is in flight (stores above all), then close the database."""
@@ -680,8 +731,27 @@ def _sqlite_opened(conn: Any) -> None:
 # --- interactions (run in the pool's thread, inside one transaction) ---------------------------
 
 
-def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
+def _kept_states(record: MatchRecord, compact: bool = True) -> tuple[str | None, list[tuple[Any, str | None]]]:
+    """(the replayer named in ``matches.replayer`` or None, each move's (state kept, patch)): with
+    ``compact`` and a game that has a replayer, only what the rules cannot rebuild is kept (the
+    moves must be in order, numbered 1, 2, ... as the hub numbers them)."""
+    whole = [(m.state, None) for m in record.moves]
+    game = registry.by_name().get(record.game)
+    version = getattr(game, "replay_version", "") if game is not None else ""
+    if not compact or not version or [m.n for m in record.moves] != list(range(1, len(record.moves) + 1)):
+        return None, whole
+    try:
+        kept = replay.compact(game.next_state, record.initial_state, [(m.seat, m.move, m.state) for m in record.moves])
+    except (TypeError, ValueError):  # a state that is not JSON: stored whole, _store says why it cannot be
+        return None, whole
+    if all(patch is None for _, patch in kept):
+        return None, whole
+    return version, kept
+
+
+def _store(cursor: Any, dialect: _Dialect, record: MatchRecord, compact: bool = True) -> int:
     sql = dialect.sql
+    replayer, kept = _kept_states(record, compact)  # before the lock: it is the rules' work
     # Stores run one at a time, so a rating read here is still current when it is written back.
     if dialect is SQLITE:
         cursor.execute("BEGIN IMMEDIATE")
@@ -689,8 +759,8 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
         cursor.execute("LOCK TABLE ratings IN SHARE ROW EXCLUSIVE MODE")  # readers still read
     cursor.execute(
         sql(
-            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns, detail)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+            "INSERT INTO matches (game, table_id, started, ended, reason, rated, options, initial_state, extra, turns, detail,"
+            " replayer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
         ),
         (
             record.game,
@@ -704,6 +774,7 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
             _dumps(record.extra, "extra"),
             record.turns,
             record.detail,
+            replayer,
         ),
     )
     match_id = int(cursor.fetchone()[0])
@@ -737,7 +808,7 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
     )
     if record.moves:
         cursor.executemany(
-            sql("INSERT INTO moves (match_id, n, seat, move, t, state, clock) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+            sql("INSERT INTO moves (match_id, n, seat, move, t, state, clock, patch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
             [
                 (
                     match_id,
@@ -745,13 +816,82 @@ def _store(cursor: Any, dialect: _Dialect, record: MatchRecord) -> int:
                     m.seat,
                     m.move,
                     float(m.t),
-                    None if m.state is None else _dumps(m.state, f"move {m.n} state"),
+                    None if state is None else _dumps(state, f"move {m.n} state"),
                     None if m.clock is None else _dumps(m.clock, f"move {m.n} clock"),
+                    patch,
                 )
-                for m in record.moves
+                for m, (state, patch) in zip(record.moves, kept)
             ],
         )
     return match_id
+
+
+def _compact_stored(cursor: Any, dialect: _Dialect, after_id: int, batch: int) -> tuple[int, int, int, int, int, int]:
+    """One batch of ``RecordStore.compact``: (last match id looked at, matches looked at,
+    matches compacted, moves whose state was dropped, state bytes before, after)."""
+    sql = dialect.sql
+    games = {g.name: g for g in registry.GAMES if g.replay_version}
+    if not games:
+        return after_id, 0, 0, 0, 0, 0
+    if dialect is SQLITE:
+        cursor.execute("BEGIN IMMEDIATE")
+    marks = ", ".join("?" * len(games))
+    cursor.execute(
+        sql(f"SELECT id, game, initial_state FROM matches WHERE id > ? AND replayer IS NULL AND game IN ({marks}) ORDER BY id LIMIT ?"),
+        (after_id, *games, batch),
+    )
+    matches = cursor.fetchall()
+    compacted = dropped = before = after = 0
+    for match_id, game_name, initial_text in matches:
+        game = games[game_name]
+        cursor.execute(sql("SELECT n, seat, move, state FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
+        rows = cursor.fetchall()
+        if not rows or [r[0] for r in rows] != list(range(1, len(rows) + 1)) or all(r[3] is None for r in rows):
+            continue
+        initial = _loads(initial_text)
+        states = [_loads(r[3]) for r in rows]
+        kept = replay.compact(game.next_state, initial, [(r[1], r[2], state) for r, state in zip(rows, states)])
+        if all(patch is None for _, patch in kept):
+            continue
+        rebuilt = replay.rebuild(game.next_state, initial, [(r[1], r[2], st, patch) for r, (st, patch) in zip(rows, kept)])
+        if [replay.dumps(s) for s in rebuilt] != [replay.dumps(s) for s in states]:
+            continue  # never: compact checks every patch; but a state is dropped only if it comes back
+        for row, (_, patch) in zip(rows, kept):
+            if patch is not None:
+                cursor.execute(sql("UPDATE moves SET state = NULL, patch = ? WHERE match_id = ? AND n = ?"), (patch, match_id, row[0]))
+                dropped += 1
+                before += len(row[3])
+                after += len(patch)
+        cursor.execute(sql("UPDATE matches SET replayer = ? WHERE id = ?"), (game.replay_version, match_id))
+        compacted += 1
+    last = matches[-1][0] if matches else after_id
+    return last, len(matches), compacted, dropped, before, after
+
+
+def _prune(cursor: Any, dialect: _Dialect, before: float, batch: int, now: float) -> tuple[int, int]:
+    """One batch of ``RecordStore.prune``: (matches pruned, moves pruned)."""
+    sql = dialect.sql
+    if dialect is SQLITE:
+        cursor.execute("BEGIN IMMEDIATE")
+    cursor.execute(
+        sql(
+            "SELECT id, extra FROM matches WHERE ended < ?"
+            " AND EXISTS (SELECT 1 FROM moves WHERE moves.match_id = matches.id) ORDER BY id LIMIT ?"
+        ),
+        (float(before), batch),
+    )
+    pruned = 0
+    matches = cursor.fetchall()
+    for match_id, extra_text in matches:
+        cursor.execute(sql("SELECT COUNT(*) FROM moves WHERE match_id = ?"), (match_id,))
+        (count,) = cursor.fetchone()
+        cursor.execute(sql("DELETE FROM moves WHERE match_id = ?"), (match_id,))
+        extra = _loads(extra_text) or {}
+        extra["moves_not_kept"] = int(extra.get("moves_not_kept", 0) or 0) + int(count)
+        extra["moves_pruned"] = round(now, 3)
+        cursor.execute(sql("UPDATE matches SET extra = ?, replayer = NULL WHERE id = ?"), (_dumps(extra, "extra"), match_id))
+        pruned += int(count)
+    return len(matches), pruned
 
 
 def _update_ratings(
@@ -888,25 +1028,44 @@ def _summaries(cursor: Any, dialect: _Dialect, rows: list[tuple], detail: bool =
 
 def _match(cursor: Any, dialect: _Dialect, match_id: int) -> dict | None:
     cursor.execute(
-        dialect.sql(f"SELECT {_SUMMARY}, options, initial_state, extra, table_id FROM matches WHERE id = ?"),
+        dialect.sql(f"SELECT {_SUMMARY}, options, initial_state, extra, table_id, replayer FROM matches WHERE id = ?"),
         (match_id,),
     )
     row = cursor.fetchone()
     if row is None:
         return None
     (summary,) = _summaries(cursor, dialect, [row], detail=True)
-    cursor.execute(dialect.sql("SELECT n, seat, move, t, state, clock FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
+    cursor.execute(dialect.sql("SELECT n, seat, move, t, state, clock, patch FROM moves WHERE match_id = ? ORDER BY n"), (match_id,))
+    rows = cursor.fetchall()
+    initial_state = _loads(row[9])
+    states = [_loads(r[4]) for r in rows]
+    if any(r[6] is not None for r in rows):
+        states = _rebuilt(summary["game"], row[12], match_id, initial_state, rows, states)
     summary.update(
         options=_loads(row[8]),
-        initial_state=_loads(row[9]),
+        initial_state=initial_state,
         moves=[
-            {"n": n, "seat": seat, "move": move, "t": t, "state": _loads(state), "clock": _loads(clock)}
-            for n, seat, move, t, state, clock in cursor.fetchall()
+            {"n": n, "seat": seat, "move": move, "t": t, "state": state, "clock": _loads(clock)}
+            for (n, seat, move, t, _, clock, _), state in zip(rows, states)
         ],
         extra=_loads(row[10]),
         table=row[11],
     )
     return summary
+
+
+def _rebuilt(game_name: str, replayer: str | None, match_id: int, initial_state: Any, rows: list, states: list) -> list:
+    """The states of a match's moves with the ones the rules rebuild filled in (gamed.replay)."""
+    game = registry.by_name().get(game_name)
+    if game is None or not replayer or game.replay_version != replayer:
+        have = getattr(game, "replay_version", "") or "none"
+        raise RecordsError(f"match {match_id}: its states need the replayer {replayer}, this gamed has {have}")
+    try:
+        return replay.rebuild(
+            game.next_state, initial_state, [(r[1], r[2], state, r[6]) for r, state in zip(rows, states)]
+        )
+    except replay.ReplayError as e:
+        raise RecordsError(f"match {match_id}: {e}") from None
 
 
 # A match that was aborted before anybody moved (a player who left at once, a shutdown): the
@@ -999,6 +1158,9 @@ def _fill_details_and_points(cursor: Any, dialect: _Dialect) -> None:
             cursor.execute(dialect.sql("UPDATE seats SET points = ? WHERE match_id = ? AND seat = ?"), (value, match_id, seat))
 
 
+PRUNE_INTERVAL = 86400.0  # seconds between two prunings of old matches' moves ([records] keep_moves)
+
+
 class RecordsService(service.Service):
     """Opens the records store when the daemon starts and closes it (after pending stores) when it stops.
 
@@ -1014,16 +1176,46 @@ class RecordsService(service.Service):
 
     name = "records"
 
-    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0):
+    def __init__(self, store: RecordStore, hub: Any = None, stop_timeout: float = 30.0, keep_moves: float = 0.0):
         self.store = store
         self.hub = hub
         self.stop_timeout = stop_timeout
+        self.keep_moves = keep_moves  # days ([records] keep_moves); 0 = keep every match's moves
         self.started: defer.Deferred | None = None  # fires when the schema is ready
+        self.pruning: defer.Deferred | None = None  # the last pruning's (matches, moves), once started
+        self._prune_call: Any = None
 
     def startService(self) -> None:
         super().startService()
         self.started = self.store.start()
         self.started.addErrback(self._failed)
+        if self.keep_moves:
+            from twisted.internet import task
+
+            self._prune_call = task.LoopingCall(self.prune)
+            self._prune_call.clock = self.store.reactor
+            self._prune_call.start(PRUNE_INTERVAL, now=True)
+
+    def prune(self) -> defer.Deferred:
+        """Drop the moves of the matches that ended more than ``keep_moves`` days ago (in the
+        records' thread pool), and log how many; never fails (a failure is logged)."""
+        days = self.keep_moves
+        d = self.store.prune(self.store.reactor.seconds() - days * 86400)
+
+        def pruned(counts: tuple[int, int]) -> tuple[int, int]:
+            if counts[0]:
+                log.info(
+                    "records: pruned the {moves} moves of {matches} matches that ended more than {days:g} days ago",
+                    moves=counts[1], matches=counts[0], days=days,
+                )
+            return counts
+
+        d.addCallback(pruned)
+        d.addErrback(lambda f: log.failure("records: pruning old matches' moves", f))
+        # The LoopingCall takes d's result: a waiter of its own gets the counts (None on failure).
+        self.pruning = defer.Deferred()
+        d.addBoth(lambda result, waiter=self.pruning: (waiter.callback(result), result)[1])
+        return d
 
     def _failed(self, failure: Any) -> None:
         log.failure("cannot open the records database {url}", failure, url=self.store.url)
@@ -1033,6 +1225,8 @@ class RecordsService(service.Service):
 
     def stopService(self) -> defer.Deferred:
         super().stopService()
+        if self._prune_call is not None and self._prune_call.running:
+            self._prune_call.stop()
         games = self.hub.stopped(self.stop_timeout) if self.hub is not None else defer.succeed(None)
         games.addErrback(lambda f: log.failure("ending the interrupted games", f))
         games.addCallback(lambda _: self.store.close())

@@ -49,8 +49,18 @@ class IGame(Interface):
         "differ from every game's (gamed.outcome); '{loser}' stands for who lost."
     )
 
+    replay_version = Attribute(
+        "Names the replayer that ``next_state`` is (\"kalaha/1\"); '' for a game without one, whose "
+        "records keep every move's state whole. A replayer that predicts differently is a new version."
+    )
+
     def points(final_state: Any) -> list[float] | None:
         """The game's own points per seat in a final state (Kalaha's stones), or None."""
+
+    def next_state(state: Any, seat: int | None, move: str) -> Any:
+        """The spectator state after ``move`` (as the records keep it: the seat that made it and
+        its text) from the state before it, as the rules predict it (gamed.replay); raises when
+        it cannot. Pure and deterministic: the records rebuild stored matches' states with it."""
 
     def switched_on(settings: Any) -> bool:
         """Whether the daemon runs the game with these settings (a port to play on, programs...)."""
@@ -136,6 +146,10 @@ class Game:
     on: Callable[[Any], bool] | None = None  # default: a playing port has descriptions
     check: Callable[[Any], None] | None = None
     before: Callable[[Any], Any] | None = None
+    # The replayer (gamed.replay): "module:function" of the rules' next_state, imported when
+    # first used, and its version; none: the records keep every state whole.
+    replayer: Callable[[Any, int | None, str], Any] | str | None = None
+    replay_version: str = ""
 
     @property
     def settings(self) -> type:
@@ -143,6 +157,15 @@ class Game:
 
     def points(self, final_state: Any) -> list[float] | None:
         return self.scored(final_state) if self.scored is not None else None
+
+    def next_state(self, state: Any, seat: int | None, move: str) -> Any:
+        if self.replayer is None:
+            raise NotImplementedError(f"{self.name} has no replayer")
+        replayer = self.replayer
+        if isinstance(replayer, str):
+            module, _, name = replayer.partition(":")
+            replayer = getattr(importlib.import_module(module), name)
+        return replayer(state, seat, move)
 
     def switched_on(self, settings: Any) -> bool:
         if self.on is not None:

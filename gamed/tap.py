@@ -648,7 +648,7 @@ def _live_hub(cfg: Config, root: MultiService, reactor):
             store.prepare()  # before the reactor runs, so blocking is fine; a bad database stops start-up
     hub = LiveHub(reactor, store, linger=cfg.web.linger)
     if store is not None:
-        RecordsService(store, hub).setServiceParent(root)
+        RecordsService(store, hub, keep_moves=cfg.records.keep_moves).setServiceParent(root)
     return hub
 
 

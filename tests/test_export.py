@@ -6,6 +6,7 @@ import pathlib
 import subprocess
 import sys
 
+import attrs
 import pytest
 import pytest_twisted
 
@@ -138,3 +139,30 @@ async def test_export_from_postgresql():
     out = gamed("export", str(sid), "--database", url)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == stratego and record_from_json(stratego) == STRATEGO
+
+
+@pytest_twisted.ensureDeferred
+async def test_records_compact_and_prune_say_what_they_did(tmp_path):
+    from twisted.internet import reactor
+
+    from gamed.kalaha import rules
+
+    database = tmp_path / "records.sqlite"
+    start = {"pits": [[6] * 6, [6] * 6], "stores": [0, 0], "to_move": 0}
+    record = attrs.evolve(KALAHA, initial_state=start, moves=(Move(1, 0, "A3", 0.5, rules.next_state(start, 0, "A3")),))
+    store = RecordStore(f"sqlite:{database}", reactor, compact=False)  # every state whole, as before gamed 17
+    await store.start()
+    await store.store(record)
+    await store.close()
+    done = gamed("records", "compact", "--database", f"sqlite:{database}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"sqlite:{database}: 1 matches compacted: 1 states (")
+    exported = json.loads(gamed("export", "1", "--database", f"sqlite:{database}").stdout)
+    assert exported["moves"][0]["state"] == record.moves[0].state
+    done = gamed("records", "prune", "1", "--database", f"sqlite:{database}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"sqlite:{database}: the 1 moves of 1 matches that ended more than 1 days ago pruned"
+    exported = json.loads(gamed("export", "1", "--database", f"sqlite:{database}").stdout)
+    assert exported["moves"] == [] and exported["extra"]["moves_not_kept"] == 1 and exported["scores"] == [0.5, 0.5]
+    bad = gamed("records", "prune", "0", "--database", f"sqlite:{database}")
+    assert bad.returncode == 1 and "DAYS must be more than 0" in bad.stderr

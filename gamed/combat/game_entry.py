@@ -41,6 +41,8 @@ GAME = Game(
     settings="gamed.config:CombatConfig",
     seats=(2, 15),
     board="stratego",
+    replayer="gamed.stratego.rules:next_state",
+    replay_version="combat/1",
     service=_service,
     check=_validate,
     ports=(
@@ -59,6 +61,6 @@ GAME = Game(
         GameOption("combat-move-time", "move_time", "Seconds per Combat move, 0 = no limit [default: {default:g}]"),
         GameOption("combat-clock", "clock", "Combat's time control (docs/clocks.md: 10m, 30m+10s,setup=5m); unset = --combat-move-time"),
         GameOption("combat-rejoin-grace", "rejoin_grace", "Seconds a seat that dropped during a Combat game is kept for its return, then it loses; 0 = it loses at once [default: the [players] grace]"),
-        GameOption("combat-records", "records", "Directory where finished Combat games are recorded (results.jsonl); '' = none [default: combat]"),
+        GameOption("combat-records", "records", "Directory where each finished Combat game is also appended to results.jsonl (an export: the records database keeps every game); '' = none [default: '']"),
     ),
 )

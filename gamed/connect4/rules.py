@@ -288,3 +288,21 @@ def opening(width: int, number: int) -> tuple[int, ...]:
         index, column = divmod(index, width)
         columns.append(column)
     return tuple(reversed(columns))
+
+
+def next_state(state: dict, seat: int | None, move: str) -> dict:
+    """The spectator state after ``move`` (the column, as the records keep it) from the spectator
+    state before it: the records' replayer (gamed.replay, ``IGame.next_state``)."""
+    board = Board(state["width"], state["height"])
+    h = board.height
+    for x, column in enumerate(state["cells"]):
+        for y, cell in enumerate(column):
+            if cell is not None:
+                board.cells[x * h + y] = cell
+                board.heights[x] = y + 1
+    # Who moved next depends only on how many stones lie: the history's columns do not matter.
+    board.moves = [0] * sum(board.heights)
+    if state["to_move"] != board.to_move:
+        raise IllegalMove(IllegalMove.GAME_OVER, "the state is not one the rules reach")
+    board.drop(int(move))
+    return spectator_state(board)

@@ -12,6 +12,7 @@ import collections
 import enum
 import pathlib
 import random
+import re
 
 import attrs
 
@@ -613,3 +614,48 @@ def spectator_state(battle: Battle, turn: int, resolution: Resolution | None = N
         "shots": shots,
         "turn": turn,
     }
+
+
+_SHOT_TEXT = re.compile(r"(\d+)\.(\d+) shoots (up|down|left|right) \((nothing|wall|enemy|own)\)")
+
+
+def next_state(state: dict, seat: int | None, move: str) -> dict:
+    """The spectator state after a resolved turn (``turn 7: 0.1 shoots up (enemy), ...``) as far
+    as its text tells: the map as it was, each shooter facing where it shot, each shot's path as
+    ``Battle.resolve`` walks it on the board before the turn, and the warrior a shot hit dead. The
+    warriors' moves are not in the text: the records keep what differs from this prediction
+    (gamed.replay). The records' replayer, ``IGame.next_state``."""
+    head, _, events = move.partition(": ")
+    words = head.split()
+    if len(words) != 2 or words[0] != "turn":
+        raise ValueError(f"not a resolved turn: {move[:40]!r}")
+    width, height, walls = state["width"], state["height"], state["walls"]
+    warriors = [dict(w) for w in state["warriors"]]
+    by_id = {(w["team"], w["id"]): w for w in warriors}
+    living = {(w["x"], w["y"]): w for w in warriors if w["alive"]}
+    bodies = {(w["x"], w["y"]) for w in warriors if not w["alive"]}
+    shots, victims = [], []
+    for event in events.split(", ") if events else ():
+        match = _SHOT_TEXT.fullmatch(event)
+        if match is None:
+            continue  # a team that dropped out, in words
+        team, number, direction, hit = int(match[1]), int(match[2]), match[3].upper(), match[4]
+        shooter = by_id[(team, number)]
+        shooter["facing"] = direction
+        dr, dc = Dir[direction].value
+        x, y = shooter["x"], shooter["y"]
+        end = (x, y)
+        for _ in range(SHOT_RANGE):
+            x, y = x + dc, y + dr
+            if not (0 <= x < width and 0 <= y < height):
+                break
+            end = (x, y)
+            if hit == "wall" and (walls[y][x] == "#" or end in bodies):
+                break
+            if hit in ("enemy", "own") and end in living:
+                victims.append(living[end])
+                break
+        shots.append({"team": team, "id": number, "from": [shooter["x"], shooter["y"]], "to": list(end)})
+    for victim in victims:
+        victim["alive"] = False
+    return {**state, "warriors": warriors, "shots": shots, "turn": int(words[1])}

@@ -46,6 +46,8 @@ GAME = Game(
     service=_service,
     check=_validate,
     scored=_stones,
+    replayer="gamed.kalaha.rules:next_state",
+    replay_version="kalaha/1",
     ports=(
         GamePort(
             "kalaha", "listen", "kalaha", "gamed.socket",

@@ -275,3 +275,16 @@ def opening(number: int) -> tuple[int, ...]:
 def opening_count() -> int:
     """How many distinct openings the book has (opening ``opening_count() + 1`` is opening 1 again)."""
     return len(_opening_book())
+
+
+def next_state(state: dict, seat: int | None, move: str) -> dict:
+    """The spectator state after ``move`` (``A3``: the side and pit the records keep) from the
+    spectator state before it: the records' replayer (gamed.replay, ``IGame.next_state``)."""
+    pits = state["pits"]
+    stores = state["stores"]
+    to_move = state["to_move"]
+    side = move[:1]
+    if to_move is None or SIDES[to_move] != side:
+        raise IllegalMove(Illegal.NOT_YOUR_TURN, move)
+    board = tuple(pits[0]) + (stores[0],) + tuple(pits[1]) + (stores[1],)
+    return spectator_state(play(Position(board, side), parse_pit(move[1:], side)).position)

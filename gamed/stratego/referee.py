@@ -755,3 +755,31 @@ def replay_seats(log: ParsedLog) -> tuple[ReplaySeat, ReplaySeat]:
     """RED and BLUE seats replaying ``log``."""
     queue = ReplayQueue(log.replies)
     return ReplaySeat(log, 0, queue), ReplaySeat(log, 1, queue)
+
+
+# --- the records' replayer (gamed.replay) ---------------------------------------------------
+
+_OUTCOMES = {"KILLS": Fight.ATTACKER_WINS, "DIES": Fight.DEFENDER_WINS, "BOTHDIE": Fight.BOTH_DIE}
+
+
+def next_state(state: dict, seat: int | None, move: str) -> dict:
+    """The Stratego referee's replayer (``IGame.next_state``): the spectator state after a
+    confirmation (``3 6 UP 1 KILLS 5 7``, ``... OK``, ``... ILLEGAL`` or a reply passed as it came
+    with -i) from the state before. The move that ends the game shows every piece, which the
+    records keep beside this prediction (gamed.replay)."""
+    words = move.split(" ")
+    if words[-1] == "OK":
+        reply, fight, shown = " ".join(words[:-1]), None, (None, None)
+    elif len(words) > 3 and words[-3] in _OUTCOMES:
+        reply, fight = " ".join(words[:-3]), _OUTCOMES[words[-3]]
+        shown = tuple(rules.UNIT_NAMES[rules.UNIT_OF_TOKEN[token]] for token in words[-2:])
+    elif words[-1] == "VICTORY_FLAG":
+        reply, fight, shown = " ".join(words[:-1]), Fight.FLAG, (None, None)
+    else:  # refused (ILLEGAL) or unintelligible, and played on with -i: nothing moved
+        return state
+    parsed = parse_reply(reply)
+    if not isinstance(parsed, Move):
+        raise ValueError(f"not a move: {reply!r}")
+    dx, dy = rules.DIRECTIONS[parsed.direction]
+    target = (parsed.x + dx * parsed.mult, parsed.y + dy * parsed.mult)
+    return rules.next_board_state(state, (parsed.x, parsed.y), target, fight, shown)

@@ -884,3 +884,53 @@ def spectator_move(game: CombatGame, result: MoveResult) -> str:
     shown = attack_values(result.pair, result.seat, result.defender, -1, result.options)
     a, d = (UNIT_NAMES[abs(v)] if abs(v) < U_UNKNOWN else "?" for v in shown)
     return f"{fx},{fy}x{tx},{ty} {a}>{d}: {fight_of(result.pair).value}"
+
+
+# --- replaying spectator states (the records' replayers, gamed.replay) -----------------------
+
+
+def next_board_state(
+    state: dict,
+    source: tuple[int, int],
+    target: tuple[int, int],
+    fight: Fight | None,
+    shown: tuple[str | None, str | None] = (None, None),
+) -> dict:
+    """The spectator state (``board_spectator_state``) after a move from cell ``source`` to
+    ``target`` (x, y) that was a plain move (``fight`` None) or an attack that ended in ``fight``;
+    ``shown`` names the attacker's and the defender's units as combat showed them to every seat
+    (None: hidden). The survivor's type shows where combat showed it or it showed already."""
+    (sx, sy), (tx, ty) = source, target
+    rows = [list(row) for row in state["cells"]]
+    mover, occupant = rows[sy][sx], rows[ty][tx]
+    if fight is None:
+        rows[ty][tx] = mover
+    elif fight is Fight.ATTACKER_WINS or fight is Fight.FLAG:
+        rows[ty][tx] = _cell_view(mover["owner"], shown[0] if shown[0] is not None else mover["unit"])
+    elif fight is Fight.DEFENDER_WINS:
+        rows[ty][tx] = _cell_view(occupant["owner"], shown[1] if shown[1] is not None else occupant["unit"])
+    else:
+        rows[ty][tx] = None
+    rows[sy][sx] = None
+    return {**state, "cells": rows, "last": [[sx, sy], [tx, ty]]}
+
+
+_FIGHTS = {fight.value: fight for fight in Fight}
+
+
+def next_state(state: dict, seat: int | None, move: str) -> dict:
+    """GGZ Combat's replayer (``IGame.next_state``): the spectator state after ``move`` as
+    ``spectator_move`` wrote it (``2,3-2,4``; ``2,3x2,4 scout>bomb: dies``) from the state before.
+    What it cannot tell (a seat that forfeits, the whole board shown at the end) the records keep
+    beside it (gamed.replay)."""
+    where, _, fought = move.partition(" ")
+    attack = "x" in where
+    source, _, target = where.partition("x" if attack else "-")
+    sx, sy = (int(v) for v in source.split(","))
+    tx, ty = (int(v) for v in target.split(","))
+    if not attack:
+        return next_board_state(state, (sx, sy), (tx, ty), None)
+    units, _, fight = fought.partition(": ")
+    a, _, d = units.partition(">")
+    shown = tuple(None if name == "?" else name for name in (a, d))
+    return next_board_state(state, (sx, sy), (tx, ty), _FIGHTS[fight], shown)

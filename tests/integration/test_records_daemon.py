@@ -15,6 +15,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import defer, reactor, task
 
+from gamed.kalaha import rules as kalaha_rules
 from gamed.records import RecordStore
 from tests.integration.support import LOOPBACK, add_accounts, connect, gamed_args, run, spawn, with_timeout
 from tests.web.client import get_json
@@ -105,6 +106,12 @@ class Game:
         assert [m["n"] for m in match["moves"]] == list(range(1, len(self.moves) + 1))
         assert [m["seat"] for m in match["moves"]] == [0 if m.startswith("A") else 1 for m in self.moves]
         assert all(m["state"] is not None for m in match["moves"])
+        # The records rebuild each state from the moves (gamed.replay): it is the board the rules
+        # reach with them, as the live game showed it.
+        position = kalaha_rules.Position.start()
+        for m in match["moves"]:
+            position = kalaha_rules.play(position, int(m["move"][1])).position
+            assert m["state"] == kalaha_rules.spectator_state(position), m
         # Each move keeps its mover's clock: under the plain per-move limit no bank is left.
         for m in match["moves"]:
             ((seat, clock),) = m["clock"].items()

@@ -55,6 +55,14 @@ async def test_tournament_and_combat_games_are_stored_and_exported(start_daemon,
 
     with sqlite3.connect(database) as db:
         games = db.execute("SELECT id, game FROM matches ORDER BY id").fetchall()
+        # The records keep no state the rules rebuild (gamed.replay): every move has a patch,
+        # nearly all of them empty, and every match names its replayer.
+        whole, patched, rows = db.execute(
+            "SELECT SUM(state IS NOT NULL), SUM(patch != '[]'), COUNT(*) FROM moves"
+        ).fetchone()
+        replayers = sorted(r for (r,) in db.execute("SELECT replayer FROM matches"))
+    assert rows > 20 and whole == 0 and patched <= rows // 10, (whole, patched, rows)
+    assert replayers == ["combat/1", "stratego/1", "stratego/1"]
     assert sorted(game for _, game in games) == ["combat", "stratego", "stratego"]
 
     logs = sorted((tmp_path / "state").glob("tournament-*/logs/*.log"))

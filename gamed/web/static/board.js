@@ -989,6 +989,16 @@
       });
       slider.max = states.length - 1;
       slider.disabled = false;
+      // Moves the records no longer have: pruned after [records] keep_moves days, or past the
+      // moves one match keeps; the result and the ratings are kept all the same.
+      var note = $("moves-note"), gone = m.extra && m.extra.moves_not_kept;
+      if (note && gone) {
+        note.textContent = m.extra.moves_pruned ?
+          "The " + gone + " moves of this match were pruned from the records on " + formatTime(m.extra.moves_pruned) +
+            " (older than the records keep moves); its result and ratings are kept." :
+          "The last " + gone + " moves of this match were not kept.";
+        note.hidden = false;
+      }
       setStatus("");
       var wanted = Number(param("step"));
       go(Number.isFinite(wanted) && param("step") !== null ? wanted : 0);
