@@ -134,7 +134,9 @@ async def test_export_from_postgresql():
         pytest.skip("PostgreSQL export not tested: set GAMED_TEST_POSTGRES_URL=postgresql://... to run it")
     psycopg = pytest.importorskip("psycopg", reason="GAMED_TEST_POSTGRES_URL is set but psycopg is not installed")
     with psycopg.connect(url) as conn:  # another test's accounts would own the programs' names
-        conn.execute("DROP TABLE IF EXISTS bots, tournament_games, tournaments, moves, seats, ratings, matches, accounts, schema_version CASCADE")
+        from tests.test_records import TABLES
+
+        conn.execute("DROP TABLE IF EXISTS " + ", ".join(TABLES) + " CASCADE")
     (sid, _), (stratego, _) = await _database(url)
     out = gamed("export", str(sid), "--database", url)
     assert out.returncode == 0, out.stderr

@@ -6,6 +6,7 @@ tests drop and recreate gamed's tables in that database.
 
 import json
 import os
+import re
 import sqlite3
 
 import attrs
@@ -13,6 +14,7 @@ import pytest
 import pytest_twisted
 from twisted.internet import defer, task
 
+from gamed import records
 from gamed.kalaha import rules as kalaha_rules
 from gamed.ratings import INITIAL, Rating, conservative, interval, rate
 from gamed.observers import LiveHub
@@ -32,7 +34,9 @@ from gamed.records import (
 )
 
 PG_URL = os.environ.get("GAMED_TEST_POSTGRES_URL", "")
-TABLES = ("bots", "tournament_games", "tournaments", "moves", "seats", "ratings", "matches", "accounts", "schema_version")
+# Every table the migrations create (a PostgreSQL test database is emptied of them between tests).
+TABLES = (*sorted({name for step in records.MIGRATIONS for statement in step if isinstance(statement, str)
+                   for name in re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", statement)}), "schema_version")
 
 
 def _reactor():
