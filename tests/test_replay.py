@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from gamed import records, registry, replay
 from gamed.records import MatchRecord, Move, RecordsError, RecordStore, Seat
 from tests import records_corpus
+from tests.test_records import url  # noqa: F401 - the fixture: SQLite, and PostgreSQL where a server is given
 
 # --- the patches (pure) -------------------------------------------------------------------------
 
@@ -113,6 +114,45 @@ async def test_stored_matches_replay_identically_and_take_fewer_bytes_per_move(c
     empty = _size(tmp_path / "empty.sqlite")
     ratio = (_size(tmp_path / "after.sqlite") - empty) / (_size(tmp_path / "before.sqlite") - empty)
     assert ratio < SMALLER[game], f"{game}: a move takes {ratio:.2f} of its bytes of before"
+
+
+@pytest_twisted.ensureDeferred
+async def test_every_games_matches_replay_identically_from_either_database(corpus, url):
+    """The same on SQLite and PostgreSQL (``url``: both, PostgreSQL where a server is given):
+    a few matches of every game, stored the new way and read back with the live game's states."""
+    played = [r for game in sorted(corpus) for r in corpus[game][:2]]
+    store = RecordStore(url, _reactor())
+    await store.start()
+    try:
+        ids = [await store.store(r) for r in played]
+        matches = [await store.match(i) for i in ids]
+        pruned = await store.prune(max(r.ended for r in played) + 1)
+    finally:
+        await store.close()
+    for record, match in zip(played, matches):
+        assert [replay.dumps(m["state"]) for m in match["moves"]] == [replay.dumps(m.state) for m in record.moves], record.game
+    assert pruned == (len(played), sum(len(r.moves) for r in played))  # the retention's delete, on that database
+
+
+@pytest_twisted.ensureDeferred
+async def test_compact_works_on_either_database(corpus, url):
+    played = [r for game in sorted(corpus) for r in corpus[game][:1]]
+    old = RecordStore(url, _reactor(), compact=False)  # the states whole, as before gamed 17
+    await old.start()
+    try:
+        ids = [await old.store(r) for r in played]
+    finally:
+        await old.close()
+    store = RecordStore(url, _reactor())
+    await store.start()
+    try:
+        matches, moves, before, after = await store.compact_stored(batch=2)
+        again = [await store.match(i) for i in ids]
+    finally:
+        await store.close()
+    assert matches == len(played) and moves == sum(len(r.moves) for r in played) and after < before
+    for record, match in zip(played, again):
+        assert [replay.dumps(m["state"]) for m in match["moves"]] == [replay.dumps(m.state) for m in record.moves], record.game
 
 
 # --- old rows, odd rows ------------------------------------------------------------------------
