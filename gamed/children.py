@@ -188,6 +188,28 @@ def _stat(pid: int) -> tuple[int, int] | None:
     return int(fields[1]), int(fields[19])
 
 
+def group_members(pgid: int, since: int | None) -> dict[int, int]:
+    """``{pid: start time}`` of every living process in process group ``pgid`` that started at or
+    after ``since`` (the group's leader's start: a process of an older group of a reused pid is not
+    one of them); a scan of all of /proc, for the rare case where the leader is gone before its
+    children were seen."""
+    found: dict[int, int] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        fields = _stat_fields(int(name))
+        if fields is None or fields[0] in (b"Z", b"X") or int(fields[2]) != pgid:
+            continue
+        started = int(fields[19])
+        if since is None or started >= since:
+            found[int(name)] = started
+    return found
+
+
 def start_time(pid: int) -> int | None:
     """When ``pid`` started (clock ticks since boot, from /proc), None when it is not running."""
     stat = _stat(pid)

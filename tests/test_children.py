@@ -111,3 +111,23 @@ def test_what_a_program_forked_dies_with_its_sigkilled_daemon_through_its_reaper
         starter.wait(timeout=10)
         if forked is not None and wait_gone([forked], 0):
             os.kill(forked, 9)
+
+
+def test_group_members_are_the_processes_of_a_group_started_since_its_leader():
+    from gamed.children import group_members, start_time
+
+    leader = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & sleep 30 & wait"], start_new_session=True)
+    try:
+        started = None
+        for _ in range(500):  # until the shell has started both
+            started = start_time(leader.pid)
+            members = group_members(leader.pid, started)
+            if len(members) == 3:
+                break
+            time.sleep(0.01)
+        assert leader.pid in members and len(members) == 3, members
+        assert group_members(leader.pid, started + 10**9) == {}  # none started after that: an older group
+        assert group_members(os.getpgrp(), None)  # (this test's own group has members)
+    finally:
+        os.killpg(leader.pid, 9)
+        leader.wait()

@@ -305,6 +305,9 @@ class HostedProgram(ProcessProtocol):
         if now - self._gone_since < LOST_AFTER:
             return
         self._log.warn("bot {bot} (pid {pid}) is gone without an exit status: ended", bot=self.spec.name, pid=self.pid)
+        # What it started before the watchdog saw it is still in its process group (bubblewrap's
+        # namespace, killed before it set its death signal): those end too.
+        self._tree.update(children.group_members(self.pid, self._started_at))
         self._abandon()
         self._finish(None)
 
