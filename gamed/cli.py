@@ -178,16 +178,7 @@ async def _export(reactor: Any, args: argparse.Namespace) -> None:
         match_id = int(args.match_id)
     except ValueError:
         _fail(f"a match id is a number, not {args.match_id!r}")
-    url, store = _records(args, reactor)
-    try:
-        await store.start()
-        data = await store.match(match_id)
-    except RecordsError as e:
-        _fail(str(e))
-    except Exception as e:  # the driver's own errors: not a database, cannot connect ...
-        _fail(f"cannot read the records database {url}: {_why(e)}")
-    finally:
-        await store.close()
+    url, data = await _using_records(args, reactor, "read", lambda store: store.match(match_id))
     if data is None:
         _fail(f"no match {match_id} in {url}")
     if args.format == "ucc":
@@ -204,20 +195,28 @@ async def _records_work(reactor: Any, args: argparse.Namespace) -> None:
     """``gamed records compact`` and ``gamed records prune DAYS``: one line of what was done."""
     if args.action == "prune" and not args.days > 0:
         _fail(f"prune keeps the moves of the last DAYS days: DAYS must be more than 0, not {args.days:g}")
+    if args.action == "compact":
+        url, (matches, moves, before, after) = await _using_records(args, reactor, "work on", lambda store: store.compact_stored())
+        print(f"{url}: {matches} matches compacted: {moves} states ({before} bytes) now rebuilt by the rules "
+              f"({after} bytes of patches)")
+    else:
+        url, (matches, moves) = await _using_records(
+            args, reactor, "work on", lambda store: store.prune(time.time() - args.days * 86400)
+        )
+        print(f"{url}: the {moves} moves of {matches} matches that ended more than {args.days:g} days ago pruned")
+
+
+async def _using_records(args: argparse.Namespace, reactor: Any, doing: str, work: Any) -> tuple[str, Any]:
+    """(url, what ``work(store)`` fired with) on the records database the command names, opened
+    for it and closed after; its errors end the command with one line (``cannot <doing> ...``)."""
     url, store = _records(args, reactor)
     try:
         await store.start()
-        if args.action == "compact":
-            matches, moves, before, after = await store.compact_stored()
-            print(f"{url}: {matches} matches compacted: {moves} states ({before} bytes) now rebuilt by the rules "
-                  f"({after} bytes of patches)")
-        else:
-            matches, moves = await store.prune(time.time() - args.days * 86400)
-            print(f"{url}: the {moves} moves of {matches} matches that ended more than {args.days:g} days ago pruned")
+        return url, await work(store)
     except RecordsError as e:
         _fail(str(e))
     except Exception as e:  # the driver's own errors: not a database, cannot connect ...
-        _fail(f"cannot work on the records database {url}: {_why(e)}")
+        _fail(f"cannot {doing} the records database {url}: {_why(e)}")
     finally:
         await store.close()
 

@@ -418,8 +418,8 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
     if cfg.web.metrics_listen:
         from gamed.web.health import metrics_site
 
-        site = metrics_site(root.metrics.resource(), ports, getattr(hub, "store", None), reactor, cfg.limits)
-        listen(root, "web", METRICS_PORT, site)
+        factory = metrics_site(root.metrics.resource(), ports, getattr(hub, "store", None), reactor, cfg.limits)
+        listen(root, "web", METRICS_PORT, factory)
     if cfg.bots.bots and "stratego" not in services and any(b.game == "stratego" for b in cfg.bots.bots):
         # Stratego has no ports: without AI programs of its own it runs for hosted bots alone.
         from gamed.stratego.service import StrategoService
