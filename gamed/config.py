@@ -199,6 +199,14 @@ class WebConfig:
 
 
 @attrs.frozen
+class GenericConfig:
+    """The generic port ([generic], docs/protocols/generic.md): every game in one JSON-lines protocol."""
+
+    listen: tuple[str, ...] = ("tcp:4800",)  # strports descriptions; () = off
+    selftest: bool = True  # SELFTEST <game>: a scripted match that checks a bot's protocol
+
+
+@attrs.frozen
 class AiProgram:
     """A Stratego AI program registered with the daemon ([stratego.ai.<name>])."""
 
@@ -384,6 +392,7 @@ class _ConfigMethods:
 # The sections every daemon has besides one per game, after the games' sections.
 _SHARED_SECTIONS: dict[str, type] = {
     "web": WebConfig,
+    "generic": GenericConfig,
     "limits": Limits,
     "records": RecordsConfig,
     "players": PlayersConfig,

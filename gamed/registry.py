@@ -62,6 +62,10 @@ class IGame(Interface):
         its text) from the state before it, as the rules predict it (gamed.replay); raises when
         it cannot. Pure and deterministic: the records rebuild stored matches' states with it."""
 
+    def generic_host(service: Any) -> Any:
+        """The game's gamed.generic.seat.IGenericHost playing in ``service`` (its running
+        service), or None when the game is not offered on the generic port."""
+
     def switched_on(settings: Any) -> bool:
         """Whether the daemon runs the game with these settings (a port to play on, programs...)."""
 
@@ -150,6 +154,16 @@ class Game:
     # first used, and its version; none: the records keep every state whole.
     replayer: Callable[[Any, int | None, str], Any] | str | None = None
     replay_version: str = ""
+    # The generic port's host (gamed.generic): "module:function" building its IGenericHost from
+    # the game's service, imported when the port is wired; none: not on the generic port.
+    generic: str | None = None
+
+    def generic_host(self, service: Any) -> Any:
+        """The game's IGenericHost for ``service`` (None: the game is not on the generic port)."""
+        if self.generic is None:
+            return None
+        module, _, name = self.generic.partition(":")
+        return getattr(importlib.import_module(module), name)(service)
 
     @property
     def settings(self) -> type:

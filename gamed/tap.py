@@ -41,6 +41,13 @@ WEB_PORT = registry.GamePort(
     plays=False,
 )
 
+# ... the generic port, every game in one JSON-lines protocol (docs/protocols/generic.md) ...
+GENERIC_PORT = registry.GamePort(
+    "generic", "listen", "generic protocol", "gamed-generic.socket",
+    "Serve every game in the generic JSON-lines protocol (docs/protocols/generic.md) on this strports description; repeatable; 'none' = off [default: tcp:4800]",
+    plays=False,
+)
+
 # ... and the metrics' own port, when [web] metrics_listen gives it descriptions.
 METRICS_PORT = registry.GamePort(
     "metrics", "metrics_listen", "metrics", "gamed-metrics.socket",
@@ -64,7 +71,7 @@ _SHARED_OPTIONS = (
 
 def _ports(games: tuple[registry.IGame, ...]) -> list[tuple[str, registry.GamePort]]:
     """Every kind of port of the daemon, in the order they listen: (config section, port)."""
-    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT), ("web", METRICS_PORT)]
+    return [(game.section, port) for game in games for port in game.ports] + [("web", WEB_PORT), ("generic", GENERIC_PORT), ("web", METRICS_PORT)]
 
 
 def _listen_option(option: str, help: str):
@@ -322,6 +329,7 @@ class GamedService(MultiService):
         self.bots: tuple = ()  # every hosted bot (gamed.hosting.spec.BotSpec): the config's, then the stored ones
         self.metrics = None  # gamed.metrics.Metrics, with a web site that serves /metrics
         self.admin = None  # gamed.admin.daemon.DaemonTarget, when the admin console listens
+        self.generic = None  # gamed.generic.service.GenericService, when the generic port listens
         self.reloader = None  # gamed.reload.Reloader: SIGHUP re-reads the settings
         self.reactor = None
 
@@ -426,6 +434,8 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
         services["stratego"] = StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub)
         services["stratego"].setServiceParent(root)
+    if cfg.generic.listen:
+        _generic_port(cfg, root, services, players, reactor, listen, options.games, conns)
     root.hosted = _hosted_games(cfg, services, hub, reactor, players, ports, options.games)
     root.tournaments = _daemon_tournaments(cfg, root.hosted, hub, reactor, services)
     if root.tournaments is not None:
@@ -587,6 +597,23 @@ class BotAddresses:
                     host = served.host
                     return ("127.0.0.1" if host in ("0.0.0.0", "", None) else "::1" if host == "::" else host), served.port
         return default
+
+
+def _generic_port(cfg: Config, root: GamedService, services: dict, players, reactor, listen, games, conns) -> None:
+    """The generic port (gamed.generic) for every running game that has a generic host, in
+    the registry's order."""
+    from gamed.generic.service import GenericService
+
+    hosts = {}
+    for game in games:
+        service = services.get(game.name)
+        host = game.generic_host(service) if service is not None else None
+        if host is not None:
+            hosts[game.name] = host
+    generic = GenericService(hosts, players, cfg.limits, reactor)
+    root.generic = generic
+    listen(generic, "generic", GENERIC_PORT, _registered(generic.port_factory, conns, "generic", GENERIC_PORT.option))
+    generic.setServiceParent(root)
 
 
 def _hosted_games(cfg: Config, services: dict, hub, reactor, players=None, ports=None, games=()):

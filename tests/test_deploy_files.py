@@ -33,7 +33,7 @@ def test_socket_names_the_kalaha_port_for_the_systemd_endpoint():
     assert socket["Service"] == "gamed.service"
 
 
-@pytest.mark.parametrize("name, port", [("fight", 4500), ("fight-gui", 4550), ("combat", 5688), ("combat-text", 5689), ("connect4", 4700), ("web", 8080), ("metrics", 9464)])
+@pytest.mark.parametrize("name, port", [("fight", 4500), ("fight-gui", 4550), ("combat", 5688), ("combat-text", 5689), ("connect4", 4700), ("web", 8080), ("generic", 4800), ("metrics", 9464)])
 def test_game_sockets_are_named_for_their_endpoints_and_passed_to_the_service(name, port):
     socket = unit(f"gamed-{name}.socket")["Socket"]
     assert socket["ListenStream"].endswith(f":{port}")
@@ -47,7 +47,7 @@ def test_units_pass_systemd_analyze_verify(tmp_path):
     if analyze is None:
         pytest.skip("systemd-analyze is not installed: the unit files were not verified")
     names = ("gamed.service", "gamed.socket", "gamed-fight.socket", "gamed-fight-gui.socket")
-    names += ("gamed-combat.socket", "gamed-combat-text.socket", "gamed-connect4.socket", "gamed-web.socket", "gamed-metrics.socket")
+    names += ("gamed-combat.socket", "gamed-combat-text.socket", "gamed-connect4.socket", "gamed-web.socket", "gamed-generic.socket", "gamed-metrics.socket")
     for name in names:
         text = (ROOT / "systemd" / name).read_text()
         # verify insists that the ExecStart binary exists on this machine

@@ -48,6 +48,7 @@ GAME = Game(
     scored=_stones,
     replayer="gamed.kalaha.rules:next_state",
     replay_version="kalaha/1",
+    generic="gamed.kalaha.generic:host",
     ports=(
         GamePort(
             "kalaha", "listen", "kalaha", "gamed.socket",

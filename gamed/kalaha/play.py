@@ -29,6 +29,11 @@ _REASONS = {
 }
 
 
+def illegal(e: IllegalMove) -> IllegalAction:
+    """The rules' refusal of a sowing as the common interface names it."""
+    return IllegalAction(_REASONS[e.reason], str(e))
+
+
 @implementer(IRules)
 class KalahaRules:
     """The IRules of Kalaha (one instance, ``RULES``)."""
@@ -63,7 +68,7 @@ class KalahaRules:
                 raise IllegalMove(Illegal.NOT_YOUR_TURN)
             return rules.play(state, rules.parse_pit(action, side)).position
         except IllegalMove as e:
-            raise IllegalAction(_REASONS[e.reason], str(e)) from None
+            raise illegal(e) from None
 
     def observation(self, state: Position, seat: int | None) -> dict:
         view = rules.spectator_state(state)

@@ -1,0 +1,1 @@
+"""The generic protocol: one JSON-lines protocol for every game (docs/protocols/generic.md)."""
