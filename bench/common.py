@@ -26,7 +26,7 @@ HELPERS: list[subprocess.Popen] = []  # py-spy and other helper processes, kille
 
 
 # Every listening option of the daemon: a benchmark serves only what it measures.
-GAME_PORTS = ("kalaha", "fight", "fight-gui", "combat", "combat-text", "connect4", "web")
+GAME_PORTS = ("kalaha", "fight", "fight-gui", "combat", "combat-text", "connect4", "web", "generic")
 
 
 def ports_only(**ports: str) -> list[str]:

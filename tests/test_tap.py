@@ -115,7 +115,7 @@ def test_config_listen_may_be_a_single_string():
     "text, message",
     [
         ("[kalaha\n", "is not valid TOML"),
-        ("[chess]\nx = 1\n", "unknown section [chess]; known: admin, bots, combat, connect4, fight, kalaha, ladder, limits, players, records, stratego, tournaments, web"),
+        ("[chess]\nx = 1\n", "unknown section [chess]; known: admin, bots, combat, connect4, fight, generic, kalaha, ladder, limits, players, records, stratego, tournaments, web"),
         ("[kalaha]\nspeed = 1\n", "unknown setting kalaha.speed"),
         ("[kalaha]\nmove_time = true\n", "kalaha.move_time must be a number, not True"),
         ("[kalaha]\nlisten = 4600\n", "kalaha.listen must be a listen description or a list of them"),
@@ -148,7 +148,7 @@ def test_make_service_listens_on_every_description():
     service = tap.makeService(options(*argv), reactor=reactor)
     service.startService()
     ports = [(port, backlog) for port, factory, backlog, interface in reactor.tcpServers]
-    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096), (4700, 4096), (8080, 4096)]
+    assert ports == [(4600, 4096), (4601, 4096), (4500, 4096), (4550, 9), (5688, 4096), (5689, 4096), (4700, 4096), (8080, 4096), (4800, 4096)]
     kalaha = service.getServiceNamed("kalaha")
     assert all(isinstance(s, strports.StreamServerEndpointService) for s in kalaha)
     service.stopService()
@@ -165,12 +165,12 @@ def test_each_port_names_what_it_serves_and_one_line_says_when_all_listen():
         assert not [e for e in events if "gamed ready" in formatEvent(e)], "not before the reactor runs"
         reactor.run()
     served = [factory.logPrefix() for port, factory, backlog, interface in reactor.tcpServers]
-    assert served == ["kalaha", "virtual fight", "virtual fight GUI", "web site"], "Twisted's 'X starting on N' lines"
+    assert served == ["kalaha", "virtual fight", "virtual fight GUI", "web site", "generic protocol"], "Twisted's 'X starting on N' lines"
     lines = [formatEvent(e) for e in events]
     assert lines.count(
-        "gamed ready: kalaha tcp:4600, virtual fight tcp:4500, virtual fight GUI tcp:4550, web site tcp:8080"
+        "gamed ready: kalaha tcp:4600, virtual fight tcp:4500, virtual fight GUI tcp:4550, web site tcp:8080, generic protocol tcp:4800"
     ) == 1  # (a MemoryReactor binds every interface; the daemon tests show an interface)
-    assert [p.as_json()["address"] for p in service.ports.ports] == ["tcp:4600", "tcp:4500", "tcp:4550", "tcp:8080"]
+    assert [p.as_json()["address"] for p in service.ports.ports] == ["tcp:4600", "tcp:4500", "tcp:4550", "tcp:8080", "tcp:4800"]
     assert service.getServiceNamed("web").ports is service.ports  # the web site shows them to visitors
     service.stopService()
 
@@ -307,17 +307,17 @@ def test_without_web_and_records_no_game_feeds_a_hub():
 def test_the_connection_budget_is_what_the_open_file_limit_leaves_after_the_reserve():
     cfg = options().config
     reserve = tap.reserved_descriptors(cfg)
-    # 7 ports, 20 engine hosts of 6 descriptors (16 games + 4 being described), the daemon's own.
-    assert reserve == {"daemon": 32, "refusals": 64, "listening ports": 7, "engine hosts": 120}
+    # 8 ports, 20 engine hosts of 6 descriptors (16 games + 4 being described), the daemon's own.
+    assert reserve == {"daemon": 32, "refusals": 64, "listening ports": 8, "engine hosts": 120}
     with capturedLogs() as events:
         budget = tap.connection_budget(cfg, 65_536)
-    assert budget.max_total == 65_536 - 223
+    assert budget.max_total == 65_536 - 224
     lines = [formatEvent(e) for e in events]
     assert lines[0] == (
-        "connections: at most 65313 on all ports together (open-file limit 65536, 223 reserved: "
-        "32 daemon, 64 refusals, 7 listening ports, 120 engine hosts)"
+        "connections: at most 65312 on all ports together (open-file limit 65536, 224 reserved: "
+        "32 daemon, 64 refusals, 8 listening ports, 120 engine hosts)"
     )
-    assert "the per-port limits allow 70000 connections (7 ports x 10000), more than the 65313" in lines[1]
+    assert "the per-port limits allow 80000 connections (8 ports x 10000), more than the 65312" in lines[1]
 
 
 def test_a_connection_budget_the_open_file_limit_cannot_hold_stops_start_up():
@@ -325,8 +325,8 @@ def test_a_connection_budget_the_open_file_limit_cannot_hold_stops_start_up():
     with pytest.raises(SystemExit) as e:
         tap.connection_budget(cfg, 1024)
     assert str(e.value) == (
-        "gamed: cannot start: limits.max_total_connections is 1000, but the open-file limit of 1024 leaves 801 "
-        "descriptors for connections (223 reserved: 32 daemon, 64 refusals, 7 listening ports, 120 engine hosts); "
+        "gamed: cannot start: limits.max_total_connections is 1000, but the open-file limit of 1024 leaves 800 "
+        "descriptors for connections (224 reserved: 32 daemon, 64 refusals, 8 listening ports, 120 engine hosts); "
         "raise the limit (LimitNOFILE= in the systemd unit, ulimit -n) or lower the setting"
     )
     with pytest.raises(SystemExit, match="the open-file limit of 200 leaves 0 descriptors for connections"):
@@ -339,7 +339,7 @@ def test_every_port_of_the_daemon_shares_one_connection_budget():
     service = tap.makeService(options("--records", "none", "--max-total-connections", "100"), reactor=reactor)
     service.startService()
     budgets = {id(factory.budget) for port, factory, backlog, interface in reactor.tcpServers}
-    assert len(reactor.tcpServers) == 7 and len(budgets) == 1
+    assert len(reactor.tcpServers) == 8 and len(budgets) == 1
     assert reactor.tcpServers[0][1].budget.max_total == 100
     service.stopService()
 

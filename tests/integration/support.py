@@ -164,6 +164,8 @@ def gamed_args(*extra: str, kalaha: str = LOOPBACK, fight: str = "none", fight_g
         ports += ["--combat-text", "none"]
     if "--web" not in extra:
         ports += ["--web", "none"]
+    if "--generic" not in extra:
+        ports += ["--generic", "none"]
     if "--records" not in extra:
         ports += ["--records", "none"]  # tests that want records name a database in a temporary directory
     if "--combat-records" not in extra:

@@ -61,8 +61,8 @@ async def test_busy_port_stops_twistd_and_twist_with_a_clear_message():
     port = s.getsockname()[1]
     try:
         for executable, args in (
-            (TWISTD, ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--records", "none"]),
-            (TWIST, ["gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--records", "none"]),
+            (TWISTD, ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--generic", "none", "--records", "none"]),
+            (TWIST, ["gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--generic", "none", "--records", "none"]),
         ):
             code, out = await run([*args, "--kalaha", f"tcp:{port}:interface=127.0.0.1"], executable=executable)
             assert code == 1, out
@@ -90,7 +90,7 @@ async def test_systemd_socket_activation_by_name(tmp_path):
     port = s.getsockname()[1]
     env = child_env(LISTEN_FDS="1", LISTEN_FDNAMES="kalaha")
     args = ["--nodaemon", "--pidfile=", "gamed", "--fight", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none"]
-    args += ["--web", "none", "--records", "none", "--kalaha", "systemd:domain=INET:name=kalaha"]
+    args += ["--web", "none", "--generic", "none", "--records", "none", "--kalaha", "systemd:domain=INET:name=kalaha"]
     # LISTEN_PID must be the daemon's own pid: let the shell set it and exec twistd in its place.
     daemon = spawn(
         ["/bin/sh", "-c", 'LISTEN_PID=$$ exec "$0" "$@"', TWISTD, *args],
@@ -132,7 +132,7 @@ async def test_a_records_database_that_cannot_be_opened_stops_start_up(tmp_path)
     not_a_database.write_text("these are not the records you are looking for\n")
     under_a_file = tmp_path / "text.sqlite" / "x" / "y.sqlite"  # a directory that cannot be made, even by root
     missing = tmp_path / "nonexistent" / "dir"
-    ports = ["--fight", "none", "--fight-gui", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none"]
+    ports = ["--fight", "none", "--fight-gui", "none", "--combat", "none", "--combat-text", "none", "--connect4", "none", "--web", "none", "--generic", "none"]
     ports += ["--kalaha", "tcp:0:interface=127.0.0.1"]
     for executable, args in ((TWISTD, ["--nodaemon", "--pidfile=", "gamed", *ports]), (TWIST, ["gamed", *ports])):
         for database, why in (
