@@ -117,6 +117,10 @@ class IRules(Interface):
 
     name = Attribute("The game type, as the registry names it: 'kalaha'.")
     options = Attribute("The options a game can be asked for: name -> OptionSpec (may be empty).")
+    hidden = Attribute(
+        "True when seats may know different things (hidden information: Stratego's ranks); False "
+        "when every seat and spectator sees the same, so a state's view is made once for all."
+    )
 
     def seat_count(options: Mapping[str, Any]) -> int:
         """How many seats a game with these (checked) options has."""

@@ -41,9 +41,9 @@ class GenericProtocol(TextLineProtocol):
         peer = self.transport.getPeer() if self.transport is not None else None
         return str(getattr(peer, "host", "?"))
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict | wire.Encoded) -> None:
         self.note_activity()
-        if message.get("type") == "error":
+        if type(message) is dict and message.get("type") == "error":
             self.service.errors[message["code"]] += 1
         self.send_lines([wire.encode(message)])
 

@@ -51,6 +51,55 @@ class IGenericHost(Interface):
         game that cannot be used."""
 
 
+class _View:
+    """What every message about one state says to one seat (or to all, in a game without hidden
+    information), encoded once: the phase, who acts, the observation, the text; and, per
+    acting seat, its legal actions."""
+
+    __slots__ = ("state", "head", "_actions", "legal")
+
+    def __init__(self, rules: play.IRules, state: Any, seat: int | None):
+        self.state = state
+        to_act = rules.to_act(state)
+        self.head = (
+            f'"phase":"{rules.phase(state)}","to_act":{wire.dumps(list(to_act))},'
+            f'"observation":{wire.dumps(rules.observation(state, seat))},"text":{wire.dumps(rules.render(state, seat))}'
+        )
+        self._actions: dict[int, str] = {}
+        self.legal: dict[int, play.Actions] = {}
+
+    def actions(self, rules: play.IRules, state: Any, seat: int) -> str:
+        encoded = self._actions.get(seat)
+        if encoded is None:
+            actions = self.legal[seat] = rules.legal_actions(state, seat)
+            encoded = f',"actions":{wire.dumps(list(actions.strings))}'
+            if not actions.complete:
+                encoded += ',"complete":false'
+            if actions.grammar:
+                encoded += f',"grammar":{wire.dumps(actions.grammar)}'
+            self._actions[seat] = encoded
+        return encoded
+
+
+# The views of the states sent last, by id (the entry keeps its state, so an id is not reused
+# while it is here): every seat of a game is sent the same state one after the other.
+_VIEWS: dict[tuple[int, int | None], _View] = {}
+_VIEWS_KEPT = 256
+
+
+def views(rules: play.IRules, state: Any, seat: int | None) -> _View:
+    """The encoded view of ``state`` for ``seat`` (for everyone when the game hides nothing)."""
+    if not rules.hidden:
+        seat = None
+    key = (id(state), seat)
+    view = _VIEWS.get(key)
+    if view is None or view.state is not state:
+        if len(_VIEWS) >= _VIEWS_KEPT:
+            _VIEWS.clear()
+        view = _VIEWS[key] = _View(rules, state, seat)
+    return view
+
+
 class GenericSeat:
     """A session's place in one game: waiting for it, playing it, or done. Subclasses add the
     game's player interface and ``submit``, ``resign``, ``leave``, ``strike``."""
@@ -69,6 +118,7 @@ class GenericSeat:
         self.turn = 0  # actions played in the game so far (every seat's), the "turn" of states
         self.state: Any = None  # the rules' state last sent
         self._asked: Any = None  # the state this seat was last asked to act in
+        self._asked_actions: play.Actions | None = None  # ... and the actions it was sent
         self.done = False
 
     @property
@@ -93,26 +143,25 @@ class GenericSeat:
         seat was asked to act in already is not sent again (a refused act's error has the
         actions) unless ``force``."""
         rules = self.rules
-        acting = self.number in rules.to_act(state)
+        to_act = rules.to_act(state)
+        acting = self.number in to_act
         if acting and state is self._asked and not force:
             return
         self.state = state
-        message: dict[str, Any] = {
-            "type": "state", "game": self.game_name, "id": self.game.id, "turn": self.turn,
-            "phase": rules.phase(state), "to_act": list(rules.to_act(state)),
-            "observation": rules.observation(state, self.number), "text": rules.render(state, self.number),
-        }
+        view = views(rules, state, self.number)
+        parts = [
+            f'{{"type":"state","game":"{self.game_name}","id":{self.game.id},"turn":{self.turn},',
+            view.head,
+        ]
         if clock is not None:
-            message["clock"] = clock
+            parts.append(',"clock":')
+            parts.append(wire.dumps(clock))
         if acting:
+            parts.append(view.actions(rules, state, self.number))
             self._asked = state
-            actions = rules.legal_actions(state, self.number)
-            message["actions"] = list(actions.strings)
-            if not actions.complete:
-                message["complete"] = False
-            if actions.grammar:
-                message["grammar"] = actions.grammar
-        self.session.send(message)
+            self._asked_actions = view.legal[self.number]
+        parts.append("}")
+        self.session.send(wire.Encoded("".join(parts)))
 
     def send_event(self, event: str, seat: int, name: str, seconds: float | None = None, **more: Any) -> None:
         message = {"type": "event", "event": event, "seat": seat, "name": name, **more}
@@ -139,7 +188,11 @@ class GenericSeat:
                 raise play.IllegalAction(play.NOT_YOUR_TURN, "the game has not started yet")
             if turn is not None and turn != self.turn:
                 raise play.IllegalAction(play.NOT_YOUR_TURN, f"turn {turn} is over; it is turn {self.turn}")
-            action = play.resolve(self.rules, state, self.number, answer)
+            actions = self._asked_actions
+            if state is self._asked and actions is not None and type(answer) is int and 0 <= answer < len(actions.strings):
+                action = actions.strings[answer]  # the move path: an index into what was sent
+            else:
+                action = play.resolve(self.rules, state, self.number, answer)
             self.submit(action)
         except play.IllegalAction as e:
             self.refused(e.reason, e.text, "act", request_id)

@@ -232,6 +232,22 @@ def _no_constants(text: str) -> Any:
     raise WireError(BAD_JSON, f"{text} is not JSON")
 
 
+_ACT_FIELDS = frozenset({"type", "action", "turn", "id"})
+
+
+def _plain_act(message: dict) -> bool:
+    """An act of the usual shape (the move path): checked without the general walk."""
+    action = message.get("action")
+    turn = message.get("turn", 0)
+    request_id = message.get("id", 0)
+    return (
+        message.keys() <= _ACT_FIELDS
+        and (type(action) is int and -(2**53) <= action <= 2**53 or type(action) is str and len(action) <= 1024)
+        and type(turn) is int and -(2**53) <= turn <= 2**53
+        and (type(request_id) is int and -(2**53) <= request_id <= 2**53 or type(request_id) is str and len(request_id) <= 64)
+    )
+
+
 def parse(line: str) -> dict:
     """The checked client message of ``line``; raises WireError."""
     try:
@@ -245,6 +261,8 @@ def parse(line: str) -> dict:
     kind = message.get("type")
     if not isinstance(kind, str):
         raise WireError(NOT_AN_OBJECT, "a message is a JSON object with a \"type\"")
+    if kind == "act" and _plain_act(message):
+        return message
     spec = CLIENT.get(kind)
     if spec is None:
         raise WireError(UNKNOWN_TYPE, f"unknown type {kind[:32]!r}; types: {', '.join(CLIENT)}")
@@ -263,9 +281,27 @@ def parse(line: str) -> dict:
     return message
 
 
-def encode(message: dict) -> str:
+class Encoded(str):
+    """A server message already written as its JSON line (the move path builds states from
+    parts it encodes once per position, not once per seat)."""
+
+    __slots__ = ()
+
+
+_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
+dumps = _encoder.encode  # one JSON value as compact ASCII text
+
+
+def encode(message: dict | Encoded) -> str:
     """One server message as one line of ASCII JSON (no newline)."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=True)
+    if isinstance(message, Encoded):
+        return message
+    return _encoder.encode(message)
+
+
+def decode(line: str) -> dict:
+    """An encoded server message as a dict (for transports that look into it)."""
+    return json.loads(line)
 
 
 # --- the server's messages ------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class KalahaRules:
 
     name = "kalaha"
     options: Mapping[str, Any] = {}
+    hidden = False
 
     def seat_count(self, options: Mapping[str, Any]) -> int:
         return 2
