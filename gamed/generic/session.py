@@ -265,6 +265,8 @@ class GenericSession:
         if self.seat is seat:
             self.seat = None
         self.send(message)
+        if self.stopping:  # the game was ended by the shutdown
+            self.transport.close("server shutdown", wire.bye("the server is shutting down"))
 
     def seat_replaced(self, seat: GenericSeat) -> None:
         """Another connection of this player took the seat back: this one closes."""
@@ -281,7 +283,11 @@ class GenericSession:
             self.probe.gone()
             self.probe = None
 
+    stopping = False
+
     def shutdown(self) -> None:
-        """The server is stopping: a session without a running game is told so and closed."""
+        """The server is stopping: a session without a running game is told so and closed; one
+        with a game is closed once its game has ended (the game's service aborts it)."""
+        self.stopping = True
         if self.seat is None or not self.seat.playing:
             self.transport.close("server shutdown", wire.bye("the server is shutting down"))

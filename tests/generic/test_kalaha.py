@@ -195,3 +195,21 @@ def test_a_whole_game_against_the_computer_ends_with_scores_that_match_the_store
     a, b = stores
     assert ended["reason"] == "end"
     assert ended["scores"] == ([1.0, 0.0] if a > b else [0.0, 1.0] if b > a else [0.5, 0.5])
+
+
+def test_a_shutdown_ends_the_game_as_aborted_then_says_bye(world):
+    clock, kalaha, generic = world
+    gen = bot(generic, "gen")
+    waiting = bot(generic, "idle")
+    gen.send({"type": "play", "game": "kalaha", "table": "t3"})
+    person = Client(kalaha)
+    person.send("NAME tel", "TABLE t3")
+    gen.messages()
+    generic.startService()
+    kalaha.startService()
+    generic.stopService()
+    assert waiting.messages() == [{"type": "bye", "text": "the server is shutting down"}]
+    kalaha.stopService()
+    msgs = gen.messages()
+    assert [m["type"] for m in msgs] == ["ended", "bye"]
+    assert msgs[0]["reason"] == "shutdown" and msgs[0]["scores"] is None and msgs[0]["text"].startswith("aborted")
