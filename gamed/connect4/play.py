@@ -58,7 +58,7 @@ class Connect4Rules:
         words = str(action).split()
         if len(words) == 2 and words[0].upper() == "MOVE":
             words = words[1:]
-        if len(words) != 1 or not words[0].isdigit():
+        if len(words) != 1 or not (words[0].isascii() and words[0].isdigit()):
             raise IllegalAction(BAD_ACTION, f"not a column number: {str(action)[:20]}")
         try:
             column = wire.parse_column(words[0], state.width)
