@@ -43,6 +43,12 @@ GRAMMAR = (
     "n&MOVE&D, n&SHOOT[&D] or n&NONE&D for warrior n (0-4), D one of UP DOWN LEFT RIGHT "
     "(one action per warrior a turn); DONE ends your turn"
 )
+_REFUSALS = {
+    "100": "that warrior is dead",
+    "111": "the square is not empty",
+    "112": "that is off the map",
+    "120": "that warrior has already acted this turn",
+}
 _SCORES = {Result.WIN: 1.0, Result.DRAW: 0.5, Result.LOSE: 0.0}
 
 # One warrior: (row, col, facing name, alive).
@@ -85,20 +91,19 @@ def _battle(state: FightState) -> Battle:
             else:
                 battle.bodies.add(w.square)
     battle.playing = set(state.playing)
-    battle._acted = set(state.acted)
-    battle._passed = set(state.passed)
-    battle._shots = {(t, n): Dir[d] for t, n, d in state.shots}
+    battle.restore_turn(state.acted, state.passed, {(t, n): Dir[d] for t, n, d in state.shots})
     return battle
 
 
 def _frozen(state: FightState, battle: Battle, **changes: Any) -> FightState:
+    acted, passed, shots = battle.open_turn()
     return attrs.evolve(
         state,
         warriors=tuple(tuple((w.row, w.col, w.facing.name, w.alive) for w in team) for team in battle.warriors),
         playing=frozenset(battle.playing),
-        acted=frozenset(battle._acted),
-        passed=frozenset(battle._passed),
-        shots=tuple(sorted((t, n, d.name) for (t, n), d in battle._shots.items())),
+        acted=frozenset(acted),
+        passed=frozenset(passed),
+        shots=tuple(sorted((t, n, d.name) for (t, n), d in shots.items())),
         **changes,
     )
 
@@ -114,9 +119,15 @@ class FightRules:
 
     name = "fight"
     options: Mapping[str, Any] = {
-        "map": OptionSpec("string", "default", "the map: default (2 teams) or four (2-4 teams)", choices=tuple(shipped_maps())),
-        "teams": OptionSpec("integer", 2, "how many teams (the map must have start squares for them)", minimum=2, maximum=4),
-        "max_turns": OptionSpec("integer", 500, "the turn after which the most living warriors win", minimum=1, maximum=10_000),
+        "map": OptionSpec(
+            "string", "default", "the map: default (2 teams) or four (2-4 teams)", choices=tuple(shipped_maps())
+        ),
+        "teams": OptionSpec(
+            "integer", 2, "how many teams (the map must have start squares for them)", minimum=2, maximum=4
+        ),
+        "max_turns": OptionSpec(
+            "integer", 500, "the turn after which the most living warriors win", minimum=1, maximum=10_000
+        ),
     }
 
     def seat_count(self, options: Mapping[str, Any]) -> int:
@@ -171,12 +182,11 @@ class FightRules:
         if command is None:
             raise IllegalAction(BAD_ACTION, f"not a Virtual Fight command: {text[:40]!r} ({GRAMMAR})")
         if command.verb in QUERIES:
-            raise IllegalAction(BAD_ACTION, f"{command.verb.value} is a query, not an action: the observation answers it")
+            raise IllegalAction(BAD_ACTION, f"{command.verb.value} is a query, not an action: see the observation")
         battle = _battle(state)
         code, _ = battle.execute(seat, command)
         if code != DONE:
-            why = {"100": "that warrior is dead", "111": "the square is not empty", "112": "that is off the map",
-                   "120": "that warrior has already acted this turn"}.get(code, code)
+            why = _REFUSALS.get(code, code)
             raise IllegalAction(NO_SUCH_ACTION, f"{_canonical(command)}: {why} ({code})")
         return _frozen(state, battle)
 
@@ -221,12 +231,13 @@ class FightRules:
             ]
             return view
         battle = _battle(state)
+        shots = battle.open_turn()[2]
         view["seat"] = seat
         view["warriors"] = [
             {
                 "id": w.number, "row": w.row, "col": w.col, "facing": w.facing.name, "alive": w.alive,
                 "acted": battle.has_acted(seat, w.number),
-                "shot": battle._shots[(seat, w.number)].name if (seat, w.number) in battle._shots else None,
+                "shot": shots[(seat, w.number)].name if (seat, w.number) in shots else None,
                 "sees": [[r, c, letter] for (r, c), letter in battle.sight(w)] if w.alive else [],
             }
             for w in battle.warriors[seat]
@@ -277,7 +288,9 @@ class FightRules:
             teams=int(data["teams"]),
             max_turns=int(data["max_turns"]),
             turn=int(data["turn"]),
-            warriors=tuple(tuple((int(r), int(c), str(f), bool(a)) for r, c, f, a in team) for team in data["warriors"]),
+            warriors=tuple(
+                tuple((int(r), int(c), str(f), bool(a)) for r, c, f, a in team) for team in data["warriors"]
+            ),
             playing=frozenset(int(t) for t in data["playing"]),
             acted=frozenset((int(t), int(n)) for t, n in data["acted"]),
             passed=frozenset((int(t), int(n)) for t, n in data["passed"]),

@@ -108,3 +108,10 @@ def test_random_games_end_with_consistent_results(seed, setup):
         assert RULES.load(data) == before
         json.dumps(RULES.observation(before, None))
         json.dumps(RULES.observation(before, 0))
+
+
+def test_the_turn_limit_ends_the_game_as_the_rules_judge_it():
+    state = RULES.initial({"max_turns": 1}, random.Random(1))
+    state = RULES.apply(RULES.apply(state, 0, "DONE"), 1, "DONE")
+    assert RULES.phase(state) == "over" and RULES.result(state) == [0.5, 0.5]
+    assert "game over" in RULES.render(state, None)
