@@ -451,6 +451,15 @@ class Battle:
         """True when warrior ``number`` of ``team`` has used its action this turn (a pass is none)."""
         return (team, number) in self._acted
 
+    def open_turn(self) -> tuple[set[tuple[int, int]], set[tuple[int, int]], dict[tuple[int, int], Dir]]:
+        """The open turn's bookkeeping, copied: the (team, warrior) keys that acted, that passed,
+        and the queued shots' directions (for a state kept outside the battle: gamed.fight.play)."""
+        return set(self._acted), set(self._passed), dict(self._shots)
+
+    def restore_turn(self, acted, passed, shots) -> None:
+        """Set the open turn's bookkeeping as ``open_turn`` returned it."""
+        self._acted, self._passed, self._shots = set(acted), set(passed), dict(shots)
+
     def blocked(self, square: Square) -> bool:
         """True for a wall, a body or a living warrior: nothing may move there."""
         return square in self.map.walls or square in self.bodies or square in self.occupied
