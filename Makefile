@@ -84,6 +84,7 @@ bench: $(VENV)/.package examples
 	$(BIN)/python bench/accounts_verify.py
 	$(BIN)/python bench/confidence_ranking.py
 	$(BIN)/python bench/hosted_games.py
+	$(BIN)/python bench/generic_load.py
 
 # What the clocks cost (issue 15): plain vs clock side by side, about 2.5 minutes; not in `make bench`.
 # It runs the work tree's gamed (PYTHONPATH), so the venv need not hold the newest install.

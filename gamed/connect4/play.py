@@ -25,6 +25,7 @@ class Connect4Rules:
     """The IRules of Connect Four (one instance, ``RULES``)."""
 
     name = "connect4"
+    hidden = False
     options: Mapping[str, Any] = {
         "width": OptionSpec("integer", 7, "columns of the board", minimum=MIN_SIZE, maximum=MAX_SIZE),
         "height": OptionSpec("integer", 6, "rows of the board", minimum=MIN_SIZE, maximum=MAX_SIZE),

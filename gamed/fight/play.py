@@ -118,6 +118,7 @@ class FightRules:
     """The IRules of Virtual Fight (one instance, ``RULES``)."""
 
     name = "fight"
+    hidden = True  # a seat sees only its own warriors
     options: Mapping[str, Any] = {
         "map": OptionSpec(
             "string", "default", "the map: default (2 teams) or four (2-4 teams)", choices=tuple(shipped_maps())
