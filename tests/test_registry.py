@@ -74,7 +74,7 @@ def test_config_has_a_section_of_each_game_and_the_shared_ones():
     cfg = config.Config()
     for game in registry.GAMES:
         assert isinstance(getattr(cfg, game.section), game.settings)
-    assert list(config.sections(config.Config)) == [g.section for g in registry.GAMES] + ["web", "limits", "records", "players", "bots", "tournaments", "ladder", "admin"]
+    assert list(config.sections(config.Config)) == [g.section for g in registry.GAMES] + ["web", "generic", "limits", "records", "players", "bots", "tournaments", "ladder", "admin"]
 
 
 def test_records_ports_and_web_name_the_registered_games():
@@ -211,7 +211,7 @@ def test_a_sixth_game_s_unknown_setting_is_named(tmp_path):
 def test_a_sixth_game_is_served_on_its_port_and_listed_on_the_web():
     reactor = MemoryReactorClock()
     argv = ("--records", "none", "--kalaha", "none", "--fight", "none", "--fight-gui", "none", "--combat", "none",
-            "--combat-text", "none", "--connect4", "none", "--nim", "tcp:4801", "--nim-heaps", "4")  # fmt: skip
+            "--combat-text", "none", "--connect4", "none", "--generic", "none", "--nim", "tcp:4801", "--nim-heaps", "4")  # fmt: skip
     service = tap.makeService(six_options(*argv), reactor=reactor)
     assert isinstance(service.getServiceNamed("nim"), NimService)
     with capturedLogs() as events:
