@@ -187,7 +187,8 @@ class GenericSeat:
             if state is None:
                 raise play.IllegalAction(play.NOT_YOUR_TURN, "the game has not started yet")
             if turn is not None and turn != self.turn:
-                raise play.IllegalAction(play.NOT_YOUR_TURN, f"turn {turn} is over; it is turn {self.turn}")
+                when = "is over" if turn < self.turn else "has not come"
+                raise play.IllegalAction(play.NOT_YOUR_TURN, f"turn {turn} {when}; it is turn {self.turn}")
             actions = self._asked_actions
             if state is self._asked and actions is not None and type(answer) is int and 0 <= answer < len(actions.strings):
                 action = actions.strings[answer]  # the move path: an index into what was sent
@@ -226,8 +227,9 @@ class GenericSeat:
         raise NotImplementedError
 
     def retries_left(self) -> int | None:
-        """Refused messages this seat may still send before the next one loses; None: they cost
-        nothing (no strikes in this game, or the game is not running)."""
+        """Asked while a refused message is being answered: how many more this seat may send
+        and still play on; 0 says this one loses the game. None: they cost nothing (no strikes
+        in this game, or the game is not running)."""
         return None
 
     def strike(self) -> None:

@@ -23,7 +23,9 @@ from gamed.kalaha.rules import SIDES, IllegalMove, Move, Outcome
 from gamed.outcome import outcome_text
 from gamed.ratings import winner_scores
 from gamed.seats import ISeatHolder, Seat
+from gamed import timecontrol
 from gamed.timecontrol import TimeControl
+
 
 @implementer(IKalahaPlayer, ISeatHolder)
 class KalahaSeat(GenericSeat):
@@ -42,6 +44,10 @@ class KalahaSeat(GenericSeat):
     @property
     def name(self) -> str:
         return self.identity.name
+
+    @staticmethod
+    def _options(game: KalahaGame) -> dict:
+        return {"clock": game.control.notation()} if not game.control.plain else {"move_time": game.move_time}
 
     def _clock(self, game: KalahaGame, seconds: float | None) -> dict:
         return {"move": seconds, "banks": [game.clock_left(side) for side in SIDES]}
@@ -80,8 +86,7 @@ class KalahaSeat(GenericSeat):
         self.game = game
         self.seat = game.seats[side]
         self.turn = 0
-        options = {"clock": game.control.notation()} if not game.control.plain else {"move_time": game.move_time}
-        self.send_started(game.id, SIDES.index(side), [game.names[s] for s in SIDES], options)
+        self.send_started(game.id, SIDES.index(side), [game.names[s] for s in SIDES], self._options(game))
 
     def position_changed(self, game: KalahaGame, move: Move | None) -> None:
         if move is not None:
@@ -98,7 +103,7 @@ class KalahaSeat(GenericSeat):
         self.game = game
         self.seat = game.seats[side]
         self.turn = len(game.moves) + len(game.opening)
-        self.send_started(game.id, SIDES.index(side), [game.names[s] for s in SIDES], {}, resumed=True)
+        self.send_started(game.id, SIDES.index(side), [game.names[s] for s in SIDES], self._options(game), resumed=True)
         self._asked = None
         if game.position.to_move != side:
             self.send_state(game.position, self._clock(game, None))
@@ -154,7 +159,7 @@ class KalahaHost:
         control = None
         if "clock" in request:
             try:
-                control = TimeControl.parse(request["clock"])
+                control = timecontrol.parse(request["clock"])
             except ValueError as e:
                 raise PlayError(wire.BAD_OPTION, f"clock: {e}") from None
         if service.name_in_use(session.identity.name):

@@ -213,3 +213,53 @@ def test_a_shutdown_ends_the_game_as_aborted_then_says_bye(world):
     msgs = gen.messages()
     assert [m["type"] for m in msgs] == ["ended", "bye"]
     assert msgs[0]["reason"] == "shutdown" and msgs[0]["scores"] is None and msgs[0]["text"].startswith("aborted")
+
+
+def test_a_clock_is_the_table_s_time_control_and_a_bad_one_is_a_bad_option(world):
+    clock, kalaha, generic = world
+    gen = bot(generic, "gen")
+    gen.send({"type": "play", "game": "kalaha", "clock": "forever"})
+    (error,) = gen.messages()
+    assert error["code"] == "bad_option" and error["text"].startswith("clock: ")
+    gen.send({"type": "play", "game": "kalaha", "clock": "5m+2s"})
+    assert [m["type"] for m in gen.messages()] == ["ok", "waiting"]
+    other = bot(generic, "oth")
+    other.send({"type": "play", "game": "kalaha", "clock": "5m+2s"})
+    started = other.of("started")[0]
+    assert started["options"] == {"clock": "5m+2s"}
+    state = gen.of("state")[-1]
+    assert state["clock"]["banks"] == [300.0, 300.0]
+
+
+def test_an_act_for_a_turn_that_has_not_come_or_is_over_is_refused(world):
+    clock, kalaha, generic = world
+    gen = bot(generic, "gen")
+    gen.send({"type": "play", "game": "kalaha", "table": "t4"})
+    person = Client(kalaha)
+    person.send("NAME tel", "TABLE t4")
+    gen.messages()
+    gen.send({"type": "act", "action": 0, "turn": 5})
+    (error,) = gen.messages()
+    assert error["code"] == "not_your_turn" and error["text"] == "turn 5 has not come; it is turn 0"
+    gen.send({"type": "act", "action": 0, "turn": 0})  # A1: an extra turn
+    assert gen.messages()[-1]["turn"] == 1
+    gen.send({"type": "act", "action": 0, "turn": 0})
+    (error,) = gen.messages()
+    assert error["text"] == "turn 0 is over; it is turn 1"
+
+
+def test_a_resumed_seat_is_told_the_game_s_options(world):
+    clock, kalaha, generic = world
+    gen = bot(generic, "gen")
+    gen.send({"type": "play", "game": "kalaha", "table": "t5", "clock": "3m"})
+    person = Client(kalaha)
+    person.send("NAME tel", "TABLE t5 CLOCK 3m")
+    first = gen.of("started")[0]
+    gen.send({"type": "token"})
+    (token,) = gen.messages()
+    gen.drop()
+    again = JsonClient(generic)
+    again.messages()
+    again.send({"type": "resume", "token": token["token"]})
+    started = again.of("started")[0]
+    assert started["resumed"] is True and started["options"] == first["options"]
