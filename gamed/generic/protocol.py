@@ -74,7 +74,7 @@ class GenericProtocol(TextLineProtocol):
         try:
             message = wire.parse(text)
         except wire.WireError as e:
-            return self.session.refuse(e.code, e.text)
+            return self.session.refuse(e.code, e.text, None if e.for_ is None else {"type": e.for_})
         self.session.receive(message)
 
     def on_line_too_long(self) -> None:

@@ -46,10 +46,11 @@ CODES = (
 class WireError(ValueError):
     """A message the protocol refuses: ``code`` is one of ``CODES``."""
 
-    def __init__(self, code: str, text: str):
+    def __init__(self, code: str, text: str, for_: str | None = None):
         super().__init__(code, text)
         self.code = code
         self.text = text
+        self.for_ = for_  # the type of the message refused, once it is known
 
     def __str__(self) -> str:
         return self.text
@@ -266,6 +267,14 @@ def parse(line: str) -> dict:
     spec = CLIENT.get(kind)
     if spec is None:
         raise WireError(UNKNOWN_TYPE, f"unknown type {kind[:32]!r}; types: {', '.join(CLIENT)}")
+    try:
+        return _checked(kind, spec, message)
+    except WireError as e:
+        e.for_ = kind
+        raise
+
+
+def _checked(kind: str, spec: tuple[dict[str, dict], tuple[str, ...]], message: dict) -> dict:
     fields, required = spec
     for name in message:
         if name not in fields and name not in ("type", "id"):
