@@ -56,13 +56,13 @@ class _View:
     information), encoded once: the phase, who acts, the observation, the text; and, per
     acting seat, its legal actions."""
 
-    __slots__ = ("state", "head", "_actions", "legal")
+    __slots__ = ("state", "to_act", "head", "_actions", "legal")
 
     def __init__(self, rules: play.IRules, state: Any, seat: int | None):
         self.state = state
-        to_act = rules.to_act(state)
+        to_act = self.to_act = rules.to_act(state)
         self.head = (
-            f'"phase":"{rules.phase(state)}","to_act":{wire.dumps(list(to_act))},'
+            f'"phase":"{rules.phase(state)}","to_act":[{",".join(map(str, to_act))}],'
             f'"observation":{wire.dumps(rules.observation(state, seat))},"text":{wire.dumps(rules.render(state, seat))}'
         )
         self._actions: dict[int, str] = {}
@@ -143,19 +143,18 @@ class GenericSeat:
         seat was asked to act in already is not sent again (a refused act's error has the
         actions) unless ``force``."""
         rules = self.rules
-        to_act = rules.to_act(state)
-        acting = self.number in to_act
+        view = views(rules, state, self.number)
+        acting = self.number in view.to_act
         if acting and state is self._asked and not force:
             return
         self.state = state
-        view = views(rules, state, self.number)
         parts = [
             f'{{"type":"state","game":"{self.game_name}","id":{self.game.id},"turn":{self.turn},',
             view.head,
         ]
         if clock is not None:
             parts.append(',"clock":')
-            parts.append(wire.dumps(clock))
+            parts.append(wire.clock(clock))
         if acting:
             parts.append(view.actions(rules, state, self.number))
             self._asked = state

@@ -233,6 +233,7 @@ def _no_constants(text: str) -> Any:
     raise WireError(BAD_JSON, f"{text} is not JSON")
 
 
+_decoder = json.JSONDecoder(parse_constant=_no_constants)
 _ACT_FIELDS = frozenset({"type", "action", "turn", "id"})
 
 
@@ -252,7 +253,7 @@ def _plain_act(message: dict) -> bool:
 def parse(line: str) -> dict:
     """The checked client message of ``line``; raises WireError."""
     try:
-        message = json.loads(line, parse_constant=_no_constants)
+        message = _decoder.decode(line)
     except WireError:
         raise
     except (ValueError, RecursionError) as e:
@@ -299,6 +300,19 @@ class Encoded(str):
 
 _encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
 dumps = _encoder.encode  # one JSON value as compact ASCII text
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "null"
+    if type(value) is float and value - value == 0.0:  # finite: what json writes, without its walk
+        return float.__repr__(value)
+    return dumps(value)
+
+
+def clock(clock: dict) -> str:
+    """A state's ``clock`` as JSON (the move path: written for every seat on every move)."""
+    return f'{{"move":{_number(clock["move"])},"banks":[{",".join(map(_number, clock["banks"]))}]}}'
 
 
 def encode(message: dict | Encoded) -> str:

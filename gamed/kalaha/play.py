@@ -34,6 +34,16 @@ def illegal(e: IllegalMove) -> IllegalAction:
     return IllegalAction(_REASONS[e.reason], str(e))
 
 
+# The board for people: B's pits (B6..B1) above A's, the stores at the ends; then who moves.
+_BOARD = (
+    "      B6  B5  B4  B3  B2  B1\n"
+    "     {12:2d}  {11:2d}  {10:2d}  {9:2d}  {8:2d}  {7:2d}\n"
+    "B7 {13:2d}" + " " * 24 + "{6:2d} A7\n"
+    "     {0:2d}  {1:2d}  {2:2d}  {3:2d}  {4:2d}  {5:2d}\n"
+    "      A1  A2  A3  A4  A5  A6\n"
+)
+
+
 @implementer(IRules)
 class KalahaRules:
     """The IRules of Kalaha (one instance, ``RULES``)."""
@@ -77,22 +87,11 @@ class KalahaRules:
         return view
 
     def render(self, state: Position, seat: int | None) -> str:
-        pits = state.pits
-        b_row = "  ".join(f"{pits[i]:2d}" for i in range(12, 6, -1))
-        a_row = "  ".join(f"{pits[i]:2d}" for i in range(0, 6))
-        lines = [
-            "      B6  B5  B4  B3  B2  B1",
-            f"     {b_row}",
-            f"B7 {pits[13]:2d}{' ' * 24}{pits[6]:2d} A7",
-            f"     {a_row}",
-            "      A1  A2  A3  A4  A5  A6",
-        ]
+        text = _BOARD.format(*state.pits)
         if state.over:
             winner = state.winner()
-            lines.append(f"game over: {'a draw' if winner is None else winner + ' won'}")
-        else:
-            lines.append(f"{state.to_move} to move")
-        return "\n".join(lines)
+            return f"{text}game over: {'a draw' if winner is None else winner + ' won'}"
+        return f"{text}{state.to_move} to move"
 
     def result(self, state: Position) -> list[float] | None:
         if not state.over:
