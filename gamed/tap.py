@@ -329,7 +329,8 @@ class GamedService(MultiService):
         self.bots: tuple = ()  # every hosted bot (gamed.hosting.spec.BotSpec): the config's, then the stored ones
         self.metrics = None  # gamed.metrics.Metrics, with a web site that serves /metrics
         self.admin = None  # gamed.admin.daemon.DaemonTarget, when the admin console listens
-        self.generic = None  # gamed.generic.service.GenericService, when the generic port listens
+        self.generic = None  # gamed.generic.service.GenericService, when the generic port or the bot API serves
+        self.web = None  # gamed.web.service.WebService, when the site listens
         self.reloader = None  # gamed.reload.Reloader: SIGHUP re-reads the settings
         self.reactor = None
 
@@ -423,6 +424,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
             web.root.putChild(b"metrics", root.metrics.resource())
         listen(web, "web", WEB_PORT, web.port_factory)
         web.setServiceParent(root)
+        root.web = web
     if cfg.web.metrics_listen:
         from gamed.web.health import metrics_site
 
@@ -434,7 +436,7 @@ def makeService(options: Options, reactor=None) -> IService:  # noqa: N802
 
         services["stratego"] = StrategoService(cfg.stratego, cfg.limits, reactor, hub=hub)
         services["stratego"].setServiceParent(root)
-    if cfg.generic.listen:
+    if cfg.generic.listen or root.web is not None:
         _generic_port(cfg, root, services, players, reactor, listen, options.games, conns)
     root.hosted = _hosted_games(cfg, services, hub, reactor, players, ports, options.games)
     root.tournaments = _daemon_tournaments(cfg, root.hosted, hub, reactor, services)
@@ -600,8 +602,8 @@ class BotAddresses:
 
 
 def _generic_port(cfg: Config, root: GamedService, services: dict, players, reactor, listen, games, conns) -> None:
-    """The generic port (gamed.generic) for every running game that has a generic host, in
-    the registry's order."""
+    """The generic protocol (gamed.generic) for every running game that has a generic host, in
+    the registry's order: on its port when it listens, and on the web site's bot API."""
     from gamed.generic.service import GenericService
 
     hosts = {}
@@ -612,8 +614,11 @@ def _generic_port(cfg: Config, root: GamedService, services: dict, players, reac
             hosts[game.name] = host
     generic = GenericService(hosts, players, cfg.limits, reactor)
     root.generic = generic
-    listen(generic, "generic", GENERIC_PORT, _registered(generic.port_factory, conns, "generic", GENERIC_PORT.option))
+    if cfg.generic.listen:
+        listen(generic, "generic", GENERIC_PORT, _registered(generic.port_factory, conns, "generic", GENERIC_PORT.option))
     generic.setServiceParent(root)
+    if root.web is not None:
+        root.web.serve_bots(generic)
 
 
 def _hosted_games(cfg: Config, services: dict, hub, reactor, players=None, ports=None, games=()):

@@ -105,8 +105,11 @@ class EventStream:
     """One ``text/event-stream`` response that a table or the list of games writes to."""
 
     _log = Logger()
+    content_type = b"text/event-stream; charset=utf-8"
+    keepalive_bytes = b": keepalive\n\n"
 
-    def __init__(self, request: server.Request, limit: int, gone: Callable[[EventStream], None]):
+    def __init__(self, request: server.Request, limit: int, gone: Callable[[EventStream], None],
+                 preamble: bytes = b"retry: 3000\n\n"):
         self.request = request
         self.limit = limit
         self.closed = False
@@ -115,12 +118,12 @@ class EventStream:
         self._paused = False
         self._held: list[bytes] = []
         self._held_bytes = 0
-        request.setHeader(b"content-type", b"text/event-stream; charset=utf-8")
+        request.setHeader(b"content-type", self.content_type)
         request.setHeader(b"cache-control", b"no-cache")
         request.setHeader(b"x-accel-buffering", b"no")  # reverse proxies must not buffer the stream
         request.registerProducer(self, True)
         request.notifyFinish().addBoth(self._finished)
-        request.write(b"retry: 3000\n\n")  # sends the headers now; browsers reconnect after 3 s
+        request.write(preamble)  # sends the headers now; an event stream's browser reconnects after 3 s
 
     @property
     def peer(self) -> str:
@@ -140,7 +143,7 @@ class EventStream:
         self._held.append(data)
 
     def keepalive(self) -> None:
-        self.deliver(b": keepalive\n\n")
+        self.deliver(self.keepalive_bytes)
 
     def end(self) -> None:
         """Close the stream cleanly (anything held is written first)."""
@@ -206,6 +209,7 @@ class ApiResource(resource.Resource):
         players: Any = None,
     ):
         super().__init__()
+        self.bot: Any = None  # the bot API (gamed.web.bot.BotApi), when the daemon has one
         self.players = players  # the daemon's gamed.players.Players: /api/me logs in with a token
         self.hub = hub
         self.streams = streams
@@ -220,12 +224,14 @@ class ApiResource(resource.Resource):
 
     def render(self, request: server.Request):
         self.cors.apply(request)
-        if request.method not in (b"GET", b"HEAD"):  # the web channel refuses them before this
-            request.setHeader(b"allow", b"GET, HEAD")
-            return write_json(request, {"error": "only GET and HEAD are allowed here"}, 405)
         parts = [p.decode("utf-8", "replace") for p in request.postpath]
         if parts and parts[-1] == "":
             parts.pop()
+        if parts[:1] == ["bot"] and self.bot is not None:
+            return self.bot.render(request, parts[1:])
+        if request.method not in (b"GET", b"HEAD"):  # the web channel refuses them before this
+            request.setHeader(b"allow", b"GET, HEAD")
+            return write_json(request, {"error": "only GET and HEAD are allowed here"}, 405)
         try:
             return self._route(request, parts)
         except _BadRequest as e:

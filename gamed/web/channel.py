@@ -1,8 +1,8 @@
 """The HTTP side of the web site: twisted.web's channel and request with the site's bounds.
 
-The site is read-only, so a request with another method than GET or HEAD is refused (405) as soon
-as its headers are in, before any of its body is read; a body over ``[web] max_body`` is refused
-(413) the same way, and a client that takes more than ``[web] request_time`` seconds to send one
+The site is read-only but for the bot API (``/api/bot/``, which takes POSTs), so a request with
+another method than GET or HEAD is refused (405) as soon as its headers are in, before any of its
+body is read; a body over ``[web] max_body`` is refused (413) the same way, and a client that takes more than ``[web] request_time`` seconds to send one
 request's headers and body (slowloris) gets a 408. Each refusal is one JSON answer, after which the
 connection only reads and discards until the client closes (at most ``LINGER`` seconds), so the
 client sees the answer rather than a reset. Twisted's own idle timeout (``[web] idle_timeout``)
@@ -23,6 +23,7 @@ from twisted.web import http, server
 
 LINGER = 2.0  # seconds a refused connection is read and discarded before it is closed
 ALLOWED_METHODS = (b"GET", b"HEAD")
+BOT_API = b"/api/bot/"  # the one place a request may POST (gamed.web.bot)
 
 CONTENT_SECURITY_POLICY = (
     b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -150,7 +151,7 @@ class WebChannel(http.HTTPChannel):
     def allHeadersReceived(self) -> None:  # noqa: N802
         # _command is the request line's method; twisted.web offers it under no other name here,
         # before the body, and the Request only learns it once the body is in.
-        if self._command not in ALLOWED_METHODS:
+        if self._command not in ALLOWED_METHODS and not (self._command == b"POST" and self._path.startswith(BOT_API)):
             self.refuse(405, "only GET and HEAD are allowed here", headers=((b"allow", b"GET, HEAD"),))
             return
         if self.length is not None and self.length > self.max_body:

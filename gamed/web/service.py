@@ -94,6 +94,12 @@ class WebService(MultiService):
         self._keepalive = task.LoopingCall(self.streams.keepalive)
         self._keepalive.clock = clock
 
+    def serve_bots(self, generic) -> None:
+        """Serve the bot API (``/api/bot/``) of ``generic``'s games (a GenericService)."""
+        from gamed.web.bot import BotApi
+
+        self.root.children[b"api"].bot = BotApi(generic, self.streams)
+
     def site(self) -> WebSite:
         return WebSite(self.root, self.config, self.clock)
 
