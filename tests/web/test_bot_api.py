@@ -8,9 +8,11 @@ from __future__ import annotations
 import collections
 import io
 import json
+import pathlib
+import re
 
 import pytest_twisted
-from twisted.internet import defer, endpoints, protocol, reactor
+from twisted.internet import defer, endpoints, protocol, reactor, task
 from twisted.web.client import Agent, FileBodyProducer, readBody
 from twisted.web.http_headers import Headers
 
@@ -32,6 +34,20 @@ class Lines(protocol.Protocol):
         self.messages: collections.deque = collections.deque()
         self.waiters: collections.deque = collections.deque()
         self.done = defer.Deferred()
+        self.raw: list[str] = []  # every line, as sent
+        self._taken = 0
+
+    async def next_raw(self) -> str:
+        """The next line as the server wrote it."""
+        if self._taken >= len(self.raw):
+            await self.next()
+        else:
+            self.messages.popleft()
+        self._taken += 1
+        return self.raw[self._taken - 1]
+
+    def left(self) -> list[str]:
+        return self.raw[self._taken:]
 
     def dataReceived(self, data):  # noqa: N802
         self.buffer += data
@@ -40,6 +56,7 @@ class Lines(protocol.Protocol):
             if not line:
                 continue
             message = check_server_message(json.loads(line))
+            self.raw.append(line.decode("ascii"))
             if self.waiters:
                 self.waiters.popleft().callback(message)
             else:
@@ -85,6 +102,14 @@ class World:
         lines = Lines()
         response.deliverBody(lines)
         return 200, lines
+
+    async def post_raw(self, kind, data):
+        """(status, the answer's body as text) of a POST."""
+        d = Agent(reactor).request(b"POST", f"{self.url}/api/bot/{kind}".encode(), self.auth(),
+                                   FileBodyProducer(io.BytesIO(data)))
+        d.addTimeout(WAIT, reactor)
+        response = await d
+        return response.code, (await readBody(response)).decode()
 
     async def post(self, kind, body=None, raw=None, headers=None):
         data = raw if raw is not None else json.dumps(body or {}).encode()
@@ -218,3 +243,70 @@ class TextPerson(protocol.Protocol):
         self.waiting.append((text, d))
         d.addTimeout(WAIT, reactor)
         return d
+
+
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "web-api.md"
+DOC_TOKEN = "kT9v2Qm4Xw7Lp0Zr8Ns6Bd3Hy5Fj1Gc"
+
+
+def bot_session() -> list[tuple[str, str]]:
+    """The steps of docs/web-api.md's bot session: (kind, text), kind one of S< POST => B>."""
+    block = re.search(r"^```bot-session\n(.*?)^```", DOC.read_text(), re.M | re.S)
+    assert block is not None, "docs/web-api.md shows a bot session"
+    steps = []
+    for line in block[1].splitlines():
+        kind, _, text = line.partition(" ")
+        assert kind in ("S<", "POST", "=>", "B>"), line
+        steps.append((kind, text))
+    return steps
+
+
+@pytest_twisted.ensureDeferred
+async def test_the_bot_session_of_the_document_replays_exactly(monkeypatch):
+    accounts = MemoryAccounts()
+    accounts.add("ann", "bot", token=DOC_TOKEN)
+    # The game's clock stands still (so the states show whole seconds), running what is due now
+    # every few milliseconds of the reactor's; the HTTP and telnet connections are real.
+    clock = task.Clock()
+    turns = task.LoopingCall(clock.advance, 0)
+    turns.start(0.005)
+    kalaha = make_service(clock, accounts=accounts)
+    generic = GenericService({"kalaha": KalahaHost(kalaha)}, kalaha.players, Limits(), reactor)
+    from gamed.web.service import WebService
+
+    web = WebService(WebConfig(keepalive=0), Limits(), LiveHub(reactor), reactor, players=kalaha.players)
+    web.serve_bots(generic)
+    web.startService()
+    kalaha.startService()
+    site = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(web.port_factory())
+    kport = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(kalaha.port_factory())
+    world = World(f"http://127.0.0.1:{site.getHost().port}", kport.getHost().port, DOC_TOKEN)
+    person = None
+    try:
+        code, lines = await world.stream()
+        answer = None
+        for n, (kind, text) in enumerate(bot_session(), 1):
+            where = f"docs/web-api.md bot session, step {n}: {kind} {text[:60]}"
+            if kind == "S<":
+                got = await lines.next_raw()
+                assert got == text, where
+            elif kind == "POST":
+                path, _, body = text.partition(" ")
+                answer = await world.post_raw(path.removeprefix("/api/bot/"), body.encode())
+            elif kind == "=>":
+                assert answer is not None and f"{answer[0]} {answer[1]}" == text, where
+                answer = None
+            else:
+                if person is None:
+                    person = await endpoints.TCP4ClientEndpoint(reactor, "127.0.0.1", world.kalaha_port).connect(
+                        protocol.Factory.forProtocol(TextPerson))
+                person.transport.write(text.encode() + b"\r\n")
+        assert lines.left() == [], "the stream sent lines the session does not show"
+    finally:
+        if person is not None:
+            person.transport.loseConnection()
+        turns.stop()
+        await web.stopService()
+        await kalaha.stopService()
+        await site.stopListening()
+        await kport.stopListening()
