@@ -124,7 +124,8 @@ SERVER: dict[str, dict] = {
     ),
     "games": _message("games", {"games": {"type": "array", "items": {"type": "object"}}}, ("games",)),
     "ok": _message("ok", {"for": {"type": "string"}, "id": _ID, "name": {"type": "string"}, "game": {"type": "string"},
-                          "table": {"type": ["string", "null"]}}, ("for",)),
+                          "table": {"type": ["string", "null"]},
+                          "token": {"type": "string", "description": "A guest's token (the HTTP bot API)."}}, ("for",)),
     "error": _message(
         "error",
         {"code": {"enum": list(CODES)}, "text": {"type": "string"}, "for": {"type": ["string", "null"]}, "id": _ID,

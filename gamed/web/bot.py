@@ -5,7 +5,8 @@ and reads one JSON server message per line (NDJSON): ``hello`` first, then the g
 (``waiting``, ``started``, ``state``, ``event``, ``ended``), the same as on the generic port. It
 asks with ``POST /api/bot/<type>`` (``play``, ``act``, ``resign``, ``leave``, ``token``), whose
 body is the generic message's fields as a JSON object; the answer is the reply the generic port
-would send (``ok``, ``token`` or ``error``). ``GET /api/bot/games`` lists the games.
+would send (``ok``, ``token`` or ``error``). ``GET /api/bot/games`` lists the games. A person in
+the browser (the play page) first asks ``POST /api/bot/guest`` for a guest's name and token.
 
 The stream is the bot's connection: its seat is away while no stream is open (for the game's
 grace period, as a dropped connection's), and a new stream takes it back. A second stream of the
@@ -14,9 +15,13 @@ same account replaces the first (which is told so in a ``bye``). See ``docs/web-
 
 from __future__ import annotations
 
+import hmac
+import itertools
 import json
+import secrets
 from typing import Any
 
+from twisted.internet import defer
 from twisted.internet.defer import Deferred
 from twisted.logger import Logger
 from twisted.python.failure import Failure
@@ -25,7 +30,7 @@ from zope.interface import implementer
 
 from gamed.generic import wire
 from gamed.generic.session import GenericSession, ISessionTransport
-from gamed.identity import LoginError, Refusal
+from gamed.identity import Identity, LoginError, Refusal
 from gamed.names import valid_name
 from gamed.textwire import REFUSAL_CODES
 from gamed.web.api import EventStream, StreamRegistry, write_json
@@ -33,6 +38,8 @@ from gamed.web.api import EventStream, StreamRegistry, write_json
 # The requests a bot POSTs: the generic message types whose reply is the answer.
 POSTED = ("play", "act", "resign", "leave", "token")
 _REPLIES = frozenset({"ok", "error", "token", "pong", "games"})
+MAX_GUESTS = 10_000  # guest names with a token at once (the oldest are forgotten first)
+_guest_numbers = itertools.count(1)
 _AUTH = "send the header Authorization: Bearer <name>:<token> (an account's token)"
 
 
@@ -83,7 +90,49 @@ class BotApi:
     def __init__(self, generic: Any, streams: StreamRegistry):
         self.generic = generic
         self.streams = streams
-        self.sessions: dict[str, GenericSession] = {}  # by account name, while its stream is open
+        self.sessions: dict[str, GenericSession] = {}  # by player name, while its stream is open
+        self.guests: dict[str, tuple[str, Identity]] = {}  # guest name -> (its token, its identity)
+
+    # --- guests (the pages' players) ---------------------------------------------------------------
+
+    def _guest(self, request: server.Request):
+        """``POST /api/bot/guest`` ``{"name": ...}`` (optional): a guest's name and token, which
+        it sends as any account's (``Bearer <name>:<token>``) while this daemon runs."""
+        try:
+            body = json.loads(request.content.read() or b"{}")
+        except ValueError as e:
+            return write_json(request, wire.error(wire.BAD_JSON, f"the body is not JSON: {str(e)[:80]}", "guest"), 400)
+        if not isinstance(body, dict) or "type" in body:
+            return write_json(request, wire.error(wire.NOT_AN_OBJECT, "the body is a JSON object: {\"name\": ...}", "guest"), 400)
+        try:
+            message = wire.parse(json.dumps({"type": "guest", "name": f"guest-{next(_guest_numbers)}", **body}))
+        except wire.WireError as e:
+            return write_json(request, wire.error(e.code, e.text, "guest"), 400)
+        name = message["name"]
+        if name in self.guests or name in self.sessions:
+            return write_json(request, wire.error(wire.REFUSED, f"{Refusal.NAME_IN_USE.value}: {name}", "guest",
+                                                  refusal="name_in_use"), 400)
+        d = self.generic.players.guest(name)
+        gone: list = []
+        request.notifyFinish().addErrback(gone.append)
+
+        def named(identity: Identity) -> None:
+            if gone:
+                return
+            while len(self.guests) >= MAX_GUESTS:  # the oldest go first
+                del self.guests[next(iter(self.guests))]
+            token = secrets.token_urlsafe(18)
+            self.guests[name] = (token, identity)
+            _reply(request, wire.ok("guest", message.get("id"), name=name, token=token))
+
+        def refused(failure: Failure) -> None:
+            error = failure.trap(LoginError) and failure.value
+            if not gone:
+                _reply(request, wire.error(wire.REFUSED, error.text, "guest", refusal=error.refusal.name.lower()))
+
+        d.addCallbacks(named, refused)
+        d.addErrback(self._failed, request)
+        return server.NOT_DONE_YET
 
     def render(self, request: server.Request, parts: list[str]):
         request.setHeader(b"cache-control", b"no-store")
@@ -93,10 +142,13 @@ class BotApi:
                 return write_json(request, {"type": "games", "games": games})
             case (b"GET" | b"HEAD", ["stream"]):
                 return self._authorized(request, lambda identity: self._open(request, identity))
+            case (b"POST", ["guest"]):
+                return self._guest(request)
             case (b"POST", [kind]) if kind in POSTED:
                 return self._authorized(request, lambda identity: self._post(request, kind, identity))
             case (b"POST", _) | (b"GET" | b"HEAD", _):
-                known = "GET /api/bot/stream, GET /api/bot/games, " + ", ".join(f"POST /api/bot/{k}" for k in POSTED)
+                known = ("GET /api/bot/stream, GET /api/bot/games, POST /api/bot/guest, "
+                         + ", ".join(f"POST /api/bot/{k}" for k in POSTED))
                 return write_json(request, {"error": f"no such resource; the bot API has {known}"}, 404)
         request.setHeader(b"allow", b"GET, HEAD, POST")
         return write_json(request, {"error": "only GET, HEAD and POST are allowed here"}, 405)
@@ -111,7 +163,11 @@ class BotApi:
             request.setHeader(b"www-authenticate", b'Bearer realm="gamed"')
             return write_json(request, {"error": _AUTH}, 401)
         host = str(getattr(request.getClientAddress(), "host", "?"))
-        d = self.generic.players.login(name, token, host)
+        guest = self.guests.get(name)
+        if guest is not None and hmac.compare_digest(guest[0], token):
+            d = defer.succeed(guest[1])
+        else:
+            d = self.generic.players.login(name, token, host)
         gone: list = []
         request.notifyFinish().addErrback(gone.append)
 

@@ -310,3 +310,29 @@ async def test_the_bot_session_of_the_document_replays_exactly(monkeypatch):
         await kalaha.stopService()
         await site.stopListening()
         await kport.stopListening()
+
+
+@pytest_twisted.ensureDeferred
+async def test_a_guest_gets_a_name_and_token_and_plays_with_them(world):
+    code, answer = await world.post("guest", {"name": "visitor"}, headers=Headers())
+    assert code == 200 and answer["name"] == "visitor" and len(answer["token"]) >= 20
+    token = answer["token"]
+    assert (await world.post("guest", {"name": "visitor"}, headers=Headers()))[1]["refusal"] == "name_in_use"
+    assert (await world.post("guest", {"name": "ann"}, headers=Headers()))[1]["refusal"] == "name_registered"
+    assert (await world.post("guest", raw=b"[1]", headers=Headers()))[1]["code"] == "not_an_object"
+    code, numbered = await world.post("guest", raw=b"", headers=Headers())
+    assert code == 200 and numbered["name"].startswith("guest-")
+    guest = Headers({b"authorization": [f"Bearer visitor:{token}".encode()]})
+    response = await Agent(reactor).request(b"GET", f"{world.url}/api/bot/stream".encode(), guest)
+    lines = Lines()
+    response.deliverBody(lines)
+    assert (await lines.next())["type"] == "hello"
+    code, answer = await world.post("play", {"game": "kalaha", "opponent": {"kind": "engine"}}, headers=guest)
+    assert code == 200
+    _, started = await lines.until("started")
+    assert started["seats"][0] == "visitor"
+    wrong = Headers({b"authorization": [b"Bearer visitor:" + b"x" * 24]})
+    assert (await world.post("resign", headers=wrong))[0] == 401
+    assert (await world.post("resign", headers=guest))[0] == 200
+    _, ended = await lines.until("ended")
+    assert ended["reason"] == "resign"
