@@ -39,6 +39,14 @@
  *                  #clocks li[data-seat]       seconds left per seat (data-seconds)
  *                  #result                     hidden until the game ends; data-reason, then
  *                                              a[href] to replay.html?id=<match id> when stored
+ *   play.html      #join                       the form: #name, #token (empty: a guest), #game,
+ *                                              #opponent (engine:<level> | person:), #table, #play
+ *                  #board[data-game]           the player's view; data-turn, data-to-act; the
+ *                                              pits / columns to play have class "legal" and
+ *                                              data-action (click or Enter plays them)
+ *                  #actions button[data-index] one per legal action (data-action, the text)
+ *                  #seats li[data-seat]        the players; #clock the time for this move;
+ *                  #state-text                 the board as text; #resign; #result (data-reason)
  *   replay.html    #step                       "k / N" (k moves applied); data-step, data-total
  *                  #first #back #forward #last buttons; ArrowLeft/ArrowRight/Home/End keys
  *                  #slider                     input[type=range] 0..N
@@ -836,6 +844,7 @@
       lastState = t.state;
       $("game-name").textContent = gameName(t.game);
       $("game-name").setAttribute("href", "ratings.html?game=" + encodeURIComponent(t.game));
+      $("play-link").setAttribute("href", "play.html?game=" + encodeURIComponent(t.game));
       moves.setAttribute("data-game", t.game);
       render(board, t.game, t.state);
       clear(moves);
@@ -1266,7 +1275,204 @@
     load();
   }
 
-  var PAGES = { index: pageIndex, game: pageGame, replay: pageReplay, ratings: pageRatings,
+  /* ---------- play.html ---------- */
+
+  /* A person plays through the bot API (docs/web-api.md): a guest's name and token from
+     POST api/bot/guest (or an account's name and token), the NDJSON stream read with fetch,
+     the requests POSTed. The legal actions of each state are buttons (#actions), and on the
+     boards that have them the pits and columns to play are highlighted and clickable. */
+  function pagePlay() {
+    var who = null;          // {name, token}: the Bearer credentials
+    var games = {};          // the games reply, by name
+    var seat = null;
+    var current = null;      // the state last received
+    var board = $("board");
+    var wanted = param("game");
+
+    function auth() { return { "Authorization": "Bearer " + who.name + ":" + who.token }; }
+
+    function post(kind, body) {
+      var headers = who ? auth() : {};
+      headers["Content-Type"] = "application/json";
+      return fetch("api/bot/" + kind, { method: "POST", headers: headers, body: JSON.stringify(body || {}) })
+        .then(function (r) { return r.json(); })
+        .then(function (answer) {
+          if (answer.type === "error") showError(answer.text + (answer.retries_left !== undefined && answer.retries_left !== null ?
+            " (" + answer.retries_left + " more and you lose)" : ""));
+          else showError("");
+          return answer;
+        });
+    }
+
+    function fillGames(list) {
+      var select = $("game");
+      clear(select);
+      list.forEach(function (g) {
+        games[g.name] = g;
+        select.appendChild(el("option", { value: g.name, text: g.title || gameName(g.name) }));
+      });
+      if (wanted && games[wanted]) select.value = wanted;
+      fillOpponents();
+    }
+
+    function fillOpponents() {
+      var g = games[$("game").value];
+      var select = $("opponent");
+      clear(select);
+      if (!g) return;
+      $("game-title").textContent = g.title || gameName(g.name);
+      (g.opponents || []).forEach(function (kind) {
+        if (kind === "engine") {
+          Object.keys(g.levels || { "": "" }).forEach(function (level) {
+            select.appendChild(el("option", { value: "engine:" + level, text: "the computer" + (level ? " (" + level + ")" : "") }));
+          });
+        } else if (kind === "person") {
+          select.appendChild(el("option", { value: "person:", text: "a person (or a bot)" }));
+        }
+      });
+    }
+
+    function act(answer) {
+      if (!current) return;
+      post("act", { action: answer, turn: current.turn });
+    }
+
+    function markLegal(game, actions) {
+      var legal = {};
+      actions.forEach(function (a, i) { legal[a] = i; });
+      function clickable(node, action) {
+        node.classList.add("legal");
+        node.setAttribute("tabindex", "0");
+        node.setAttribute("data-action", action);
+        node.addEventListener("click", function () { act(action); });
+        node.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") act(action); });
+      }
+      var kind = BOARDS[game] || game;
+      if (kind === "kalaha") {
+        board.querySelectorAll(".pit").forEach(function (pit) {
+          var name = KALAHA_SIDES[Number(pit.getAttribute("data-seat"))] + (Number(pit.getAttribute("data-index")) + 1);
+          if (name in legal) clickable(pit, name);
+        });
+      } else if (kind === "connect4") {
+        board.querySelectorAll(".cell").forEach(function (cell) {
+          var column = cell.getAttribute("data-x");
+          if (column in legal) clickable(cell, column);
+        });
+      }
+    }
+
+    function showState(m) {
+      current = m;
+      var game = m.game;
+      $("game-area").hidden = false;
+      $("turn").textContent = m.turn;
+      board.setAttribute("data-turn", m.turn);
+      render(board, game, m.observation);
+      $("state-text").textContent = m.text;
+      var list = $("actions");
+      clear(list);
+      var mine = m.actions || [];
+      mine.forEach(function (a, i) {
+        var b = el("button", { type: "button", "data-index": i, "data-action": a, text: a });
+        b.addEventListener("click", function () { act(i); });
+        list.appendChild(el("li", {}, [b]));
+      });
+      if (mine.length) markLegal(game, mine);
+      $("prompt").textContent = mine.length ? "your move" : "waiting for " + (m.to_act || []).map(function (s) { return "seat " + s; }).join(", ");
+      board.setAttribute("data-to-act", (m.to_act || []).join(" "));
+      var c = m.clock;
+      $("clock").textContent = c && c.move !== null && c.move !== undefined && mine.length ? formatClock(c.move) + " for this move" : "–";
+    }
+
+    function message(m) {
+      if (m.type === "started") {
+        seat = m.seat;
+        var seats = $("seats");
+        clear(seats);
+        m.seats.forEach(function (name, i) {
+          seats.appendChild(el("li", { "data-seat": i, class: i === seat ? "you" : "",
+                                       text: "seat " + i + " " + name + (i === seat ? " (you)" : "") }));
+        });
+        $("result").hidden = true;
+        $("join").hidden = true;
+        setStatus("Playing " + gameName(m.game));
+      } else if (m.type === "waiting") {
+        setStatus("Waiting for " + m.for + "\u2026");
+      } else if (m.type === "state") {
+        showState(m);
+      } else if (m.type === "ended") {
+        current = null;
+        clear($("actions"));
+        if (m.observation) render(board, m.game, m.observation);
+        var r = $("result");
+        r.hidden = false;
+        r.setAttribute("data-reason", m.reason);
+        r.textContent = m.text;
+        $("prompt").textContent = "the game is over";
+        $("join").hidden = false;
+        setStatus("Game over");
+      } else if (m.type === "event") {
+        setStatus(m.name + (m.event === "away" ? " is away" : " is back"));
+      } else if (m.type === "bye") {
+        setStatus("Closed: " + m.text);
+      }
+    }
+
+    function stream() {
+      return fetch("api/bot/stream", { headers: auth() }).then(function (response) {
+        if (!response.ok) return response.json().then(function (e) { throw new Error(e.text || e.error); });
+        var reader = response.body.getReader();
+        var decoder = new TextDecoder();
+        var buffer = "";
+        function pump() {
+          return reader.read().then(function (chunk) {
+            if (chunk.done) { setStatus("Disconnected"); return; }
+            buffer += decoder.decode(chunk.value, { stream: true });
+            var lines = buffer.split("\n");
+            buffer = lines.pop();
+            lines.forEach(function (line) { if (line) message(JSON.parse(line)); });
+            return pump();
+          });
+        }
+        pump();
+      });
+    }
+
+    function signIn() {
+      if (who) return Promise.resolve(who);
+      var name = $("name").value.trim(), token = $("token").value;
+      var got = token ? Promise.resolve({ name: name, token: token }) :
+        post("guest", name ? { name: name } : {}).then(function (a) {
+          if (a.type !== "ok") throw new Error(a.text);
+          return { name: a.name, token: a.token };
+        });
+      return got.then(function (w) { who = w; $("name").value = w.name; $("name").disabled = $("token").disabled = true;
+                                     return stream(); });
+    }
+
+    $("game").addEventListener("change", fillOpponents);
+    $("resign").addEventListener("click", function () { post("resign"); });
+    $("join").addEventListener("submit", function (e) {
+      e.preventDefault();
+      signIn().then(function () {
+        var choice = $("opponent").value.split(":");
+        var request = { game: $("game").value };
+        if (choice[0] === "engine") {
+          request.opponent = { kind: "engine" };
+          if (choice[1]) request.opponent.level = choice[1];
+        }
+        var table = $("table").value.trim();
+        if (table && choice[0] === "person") request.table = table;
+        return post("play", request);
+      }).catch(function (err) { showError(err.message); });
+    });
+    fetch("api/bot/games").then(function (r) { return r.json(); }).then(function (g) {
+      fillGames(g.games || []);
+      setStatus("Ready");
+    }, function () { showError("This server offers no games to play here."); });
+  }
+
+  var PAGES = { index: pageIndex, game: pageGame, play: pagePlay, replay: pageReplay, ratings: pageRatings,
                 player: pagePlayer, tournaments: pageTournaments, tournament: pageTournament };
   /* Learn the games, then draw the page (without them when /api/server cannot be read: the
      pages then show the game types as the API names them). GamedBoard exists from then on. */
