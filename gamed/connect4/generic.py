@@ -160,8 +160,8 @@ class Connect4Seat(GenericSeat):
         names = [game.names[p] for p in PLAYERS]
         scores = None if game.aborted else list(winner_scores(2, game.winner))
         reason = game.reason.value.lower()
-        text = outcome_text("connect4", names, scores or [0.0, 0.0], reason + (f": {game.detail}" if game.detail else ""),
-                            rated=not game.aborted)
+        detailed = reason + (f": {game.detail}" if game.detail else "")
+        text = outcome_text("connect4", names, scores or [0.0, 0.0], detailed, rated=not game.aborted)
         self.turn = len(game.board.moves)
         self.send_ended(reason, text, scores, _position(game))
         self.service.name_released(self)
@@ -291,7 +291,8 @@ class Connect4Host:
             session.send({"type": "waiting", "game": "connect4", "for": f"engine {shown}"})
         return seat
 
-    def _lobby(self, session: Any, table: str | None, size: tuple[int, int], control: TimeControl | None) -> Connect4Seat:
+    def _lobby(self, session: Any, table: str | None, size: tuple[int, int],
+               control: TimeControl | None) -> Connect4Seat:
         service = self.service
         seat = self._seat(session)
         service.lobby.join(seat, service.table_key(table, size, service.default_size, control))

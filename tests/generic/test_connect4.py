@@ -156,7 +156,8 @@ def until_asked(clock, client, seat):
     for _ in range(100):
         next_turns(clock)
         msgs += client.messages()
-        if msgs and msgs[-1]["type"] in ("state", "ended") and (msgs[-1]["type"] == "ended" or msgs[-1]["to_act"] == [seat]):
+        last = msgs[-1] if msgs else {"type": None}
+        if last["type"] == "ended" or last["type"] == "state" and last["to_act"] == [seat]:
             return msgs
     raise AssertionError(f"never asked: {msgs}")
 
@@ -269,11 +270,11 @@ def solver_lib(tmp_path_factory):
     subprocess.run([CC, "-O2", "-fPIC", "-shared", "-o", str(out), str(NATIVE / "solver.c")], check=True,
                    capture_output=True, timeout=120)
     lib = ctypes.CDLL(str(out))
-    long, plong = ctypes.c_long, ctypes.POINTER(ctypes.c_long)
-    for fn, res, args in [("C4_Desc", None, [ctypes.c_char_p, ctypes.c_size_t]), ("C4_NewGame", ctypes.c_int, [long] * 3),
+    long = ctypes.c_long
+    text = [ctypes.c_char_p, ctypes.c_size_t]
+    for fn, res, args in [("C4_Desc", None, text), ("C4_NewGame", ctypes.c_int, [long] * 3),
                           ("C4_PlayMove", ctypes.c_int, [long] * 2), ("C4_AutoMove", long, [long] * 2),
-                          ("C4_EndGame", None, []), ("C4_EnumLevels", ctypes.c_int, [long, ctypes.c_char_p, ctypes.c_size_t]),
-                          ("C4_WinCoords", None, [long, plong, plong, plong, plong])]:
+                          ("C4_EndGame", None, []), ("C4_EnumLevels", ctypes.c_int, [long, *text])]:
         getattr(lib, fn).restype, getattr(lib, fn).argtypes = res, args
     return lib
 
@@ -297,3 +298,26 @@ def test_a_generic_bot_does_not_beat_the_perfect_solver(solver_lib, monkeypatch)
     assert ended["scores"] == ([1.0, 0.0] if winner == 0 else [0.5, 0.5])
     if winner == 0:
         assert ended["text"] == "solver:2 won: four in a row"
+
+
+def test_the_registry_offers_connect4_on_the_generic_port(world):
+    from gamed import registry
+
+    _, c4, _ = world
+    host = registry.by_name()["connect4"].generic_host(c4)
+    assert isinstance(host, Connect4Host) and host.service is c4 and host.name == "connect4"
+
+
+def test_a_shutdown_ends_the_game_as_aborted_then_says_bye(world):
+    clock, c4, generic = world
+    gen = bot(generic, "gen")
+    gen.send({"type": "play", "game": "connect4", "table": "t4"})
+    person_at(c4, "tel", "t4")
+    gen.messages()
+    generic.startService()
+    c4.startService()
+    generic.stopService()
+    c4.stopService()
+    msgs = gen.messages()
+    assert [m["type"] for m in msgs] == ["ended", "bye"]
+    assert msgs[0]["reason"] == "shutdown" and msgs[0]["scores"] is None and msgs[0]["text"].startswith("aborted")
