@@ -48,6 +48,7 @@ GAME = Game(
     replay_version="connect4/1",
     service=_service,
     check=_validate,
+    generic="gamed.connect4.generic:host",
     ports=(
         GamePort(
             "connect4", "listen", "connect four", "gamed-connect4.socket",

@@ -243,6 +243,11 @@ class Connect4Service(GameService):
         infos = {**self._builtin, **{n: i for n, i in self._native.items() if i.usable}}
         return {n: i for n, i in infos.items() if self._wanted(n)}
 
+    def engine_infos(self) -> dict[str, registry.EngineInfo]:
+        """``{name: EngineInfo}`` of the engines offered as far as known now (the generic port's
+        ``games`` reply and its checks of an engine opponent)."""
+        return self._offered()
+
     def engine_names(self) -> list[str]:
         """The engines offered as far as known now (without looking at the folder again)."""
         return list(self._offered())

@@ -190,7 +190,8 @@ class GenericSession:
         except PlayError as e:
             return self.refuse(e.code, e.text, message)
         self.send(wire.ok("play", message.get("id"), game=host.name, table=message.get("table")))
-        self.seat = start()
+        seat = start()
+        self.seat = None if seat.done else seat  # done: refused after all (an engine that did not start)
 
     def _act(self, message: dict) -> None:
         seat = self.seat
