@@ -49,7 +49,8 @@ def test_a_guest_plays_the_computer_to_the_end_by_clicking_the_legal_actions(sit
         legal, buttons, turn = legal_and_buttons(page)
         if not legal:
             continue  # the page was between two states
-        assert sorted(legal, key=str) == sorted(buttons, key=str), "every legal action is highlighted on the board"
+        # Every legal action is highlighted on the board (a column: each of its cells).
+        assert sorted(set(legal)) == sorted(buttons), (legal, buttons)
         if clicks == 2:
             screenshot(page, f"play-{game}-mid-game")
         page.find_element(By.CSS_SELECTOR, f'#board .legal[data-action="{legal[0]}"]').click()

@@ -1455,7 +1455,8 @@
     $("join").addEventListener("submit", function (e) {
       e.preventDefault();
       signIn().then(function () {
-        var choice = $("opponent").value.split(":");
+        var value = $("opponent").value, colon = value.indexOf(":");
+        var choice = [value.slice(0, colon), value.slice(colon + 1)];  // "engine:solver:2": a level may hold colons
         var request = { game: $("game").value };
         if (choice[0] === "engine") {
           request.opponent = { kind: "engine" };
