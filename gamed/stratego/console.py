@@ -19,14 +19,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from gamed.stratego.referee import SETUP_ROWS, Ready, place_setup
+from gamed.stratego.referee import DEFAULT_SETUPS, SETUP_ROWS, Ready, place_setup
 from gamed.stratego.rules import Board
-
-# The DEFAULT setups of §5.8, in the order the side sends its rows.
-DEFAULT_SETUPS = {
-    "RED": ("FB8sB479B8", "BB31555583", "6724898974", "967B669999"),
-    "BLUE": ("967B669999", "6724898974", "BB31555583", "FB8sB479B8"),
-}
 
 _PIECES = "1 Marshal, 2 General, 3 Colonel x2, 4 Major x3, 5 Captain x4, 6 Lieutenant x4, 7 Sergeant x4, 8 Miner x5, 9 Scout x8, s Spy, B Bomb x6, F Flag"
 

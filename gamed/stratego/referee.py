@@ -171,6 +171,12 @@ def parse_reply(text: str) -> Move | _Surrender | None:
 
 SETUP_ROWS = ((0, 1, 2, 3), (6, 7, 8, 9))  # y of each setup line, RED then BLUE
 
+# The DEFAULT setups of §5.8, in the order the side sends its rows.
+DEFAULT_SETUPS = {
+    "RED": ("FB8sB479B8", "BB31555583", "6724898974", "967B669999"),
+    "BLUE": ("967B669999", "6724898974", "BB31555583", "FB8sB479B8"),
+}
+
 
 def place_setup(board: Board, seat: int, lines: list[str]) -> bool:
     """Place ``seat``'s setup lines row by row; True when valid. Pieces placed before the first
@@ -197,6 +203,49 @@ def setup_block(board: Board, seat: int) -> list[str]:
     """The rows of ``seat``'s setup as the log shows them (rebuilt from the board)."""
     rows = board.view(None)
     return [rows[y] for y in SETUP_ROWS[seat]]
+
+
+# --- playing a move (§4, §6.2) --------------------------------------------------------------
+
+VICTORY_FLAG = "VICTORY_FLAG"  # the outcome of a flag capture (log only: the game ends)
+
+
+def play_checked(board: Board, revealed: set[int], source: int, target: int) -> str:
+    """Play a move ``rules.ucc_check`` accepted on ``board``, keeping ``revealed`` (the cells whose
+    piece combat has shown both sides) up to date; returns the confirmation's OUTCOME (``OK``,
+    ``KILLS a d``, ``DIES a d``, ``BOTHDIE a d``) or VICTORY_FLAG, the board then unchanged (§4)."""
+    cells = board.cells
+    defender = cells[target]
+    if defender == rules.EMPTY:
+        cells[target], cells[source] = cells[source], rules.EMPTY
+        if source in revealed:
+            revealed.discard(source)
+            revealed.add(target)
+        return "OK"
+    a, d = rules.unit_of(cells[source]), rules.unit_of(defender)
+    fight = rules.fight_of(rules.attack(a, d, rules.UCC_OPTIONS))
+    if fight is Fight.FLAG:
+        return VICTORY_FLAG
+    rules.apply_fight(board, source, target, fight, capture_flag=False)
+    revealed.discard(source)
+    if fight is Fight.ATTACKER_WINS:
+        revealed.add(target)
+        return f"KILLS {a.token} {d.token}"
+    if fight is Fight.DEFENDER_WINS:
+        revealed.add(target)
+        return f"DIES {a.token} {d.token}"
+    revealed.discard(target)
+    return f"BOTHDIE {a.token} {d.token}"
+
+
+def attrition(board: Board, side: int) -> tuple[Outcome, str] | None:
+    """The attrition check of ``side``'s half-move (§6.2 steps 2 and 6): the outcome and reason
+    naming ``side`` when the other side has no mobile piece left, else None."""
+    if board.mobile_count(1 - side) == 0:
+        if board.mobile_count(side) == 0:
+            return Outcome.DRAW, NO_MOBILE
+        return Outcome.VICTORY, ATTRITION
+    return None
 
 
 # --- seats ----------------------------------------------------------------------------------
@@ -448,11 +497,9 @@ class StrategoReferee:
             self.turn += 1
 
     def _attrition(self, side: int) -> None:
-        other = 1 - side
-        if self.board.mobile_count(other) == 0:
-            if self.board.mobile_count(side) == 0:
-                raise _End(side, Outcome.DRAW, NO_MOBILE)
-            raise _End(side, Outcome.VICTORY, ATTRITION)
+        ended = attrition(self.board, side)
+        if ended is not None:
+            raise _End(side, *ended)
 
     async def _half_move(self, side: int) -> None:
         if self.aborted:
@@ -542,34 +589,13 @@ class StrategoReferee:
             return f"{reply} ILLEGAL"
         source, target = checked
         self.last = (source, target)
-        cells = self.board.cells
-        defender = cells[target]
-        if defender == rules.EMPTY:
-            cells[target], cells[source] = cells[source], rules.EMPTY
-            if source in self.revealed:
-                self.revealed.discard(source)
-                self.revealed.add(target)
-            outcome = "OK"
-        else:
-            a, d = rules.unit_of(cells[source]), rules.unit_of(defender)
-            fight = rules.fight_of(rules.attack(a, d, rules.UCC_OPTIONS))
-            if fight is Fight.FLAG:
-                self.captured = (source, target)
-                self.write(f"{prefix}{reply} VICTORY_FLAG")
-                if self._on_move is not None:
-                    self._on_move(self, side, f"{reply} VICTORY_FLAG")
-                raise _End(side, Outcome.VICTORY, CAPTURED)
-            rules.apply_fight(self.board, source, target, fight, capture_flag=False)
-            self.revealed.discard(source)
-            if fight is Fight.ATTACKER_WINS:
-                self.revealed.add(target)
-                outcome = f"KILLS {a.token} {d.token}"
-            elif fight is Fight.DEFENDER_WINS:
-                self.revealed.add(target)
-                outcome = f"DIES {a.token} {d.token}"
-            else:
-                self.revealed.discard(target)
-                outcome = f"BOTHDIE {a.token} {d.token}"
+        outcome = play_checked(self.board, self.revealed, source, target)
+        if outcome == VICTORY_FLAG:
+            self.captured = (source, target)
+            self.write(f"{prefix}{reply} VICTORY_FLAG")
+            if self._on_move is not None:
+                self._on_move(self, side, f"{reply} VICTORY_FLAG")
+            raise _End(side, Outcome.VICTORY, CAPTURED)
         confirmation = f"{reply} {outcome}"
         self.write(prefix + confirmation)
         return confirmation
