@@ -612,7 +612,12 @@ def _generic_port(cfg: Config, root: GamedService, services: dict, players, reac
         host = game.generic_host(service) if service is not None else None
         if host is not None:
             hosts[game.name] = host
-    generic = GenericService(hosts, players, cfg.limits, reactor)
+    selftest = None
+    if cfg.generic.selftest:
+        from gamed.generic.selftest import SelfTests
+
+        selftest = SelfTests(hosts, reactor)
+    generic = GenericService(hosts, players, cfg.limits, reactor, selftest=selftest)
     root.generic = generic
     if cfg.generic.listen:
         listen(generic, "generic", GENERIC_PORT, _registered(generic.port_factory, conns, "generic", GENERIC_PORT.option))

@@ -71,6 +71,9 @@ class GenericProtocol(TextLineProtocol):
         self.send(self.session.hello())
 
     def on_line(self, text: str) -> None:
+        probe = self.session.probe
+        if probe is not None:
+            probe.heard(text)  # a self-test reports the line as it came
         try:
             message = wire.parse(text)
         except wire.WireError as e:
