@@ -16,17 +16,18 @@ from typing import Any
 
 from zope.interface import implementer
 
-from gamed import play, timecontrol
+from gamed import play
 from gamed.connect4.game import Connect4Game, GameError
 from gamed.connect4.play import RULES
 from gamed.connect4.rules import Board
 from gamed.connect4.wire import Code, ParseError, check_size
 from gamed.generic import wire
+from gamed.generic.host import LobbyHost
 from gamed.generic.seat import GenericSeat, IGenericHost, PlayError
-from gamed.identity import Identity, LoginError, Refusal
+from gamed.identity import Identity
 from gamed.outcome import outcome_text
 from gamed.ratings import winner_scores
-from gamed.seats import ISeatHolder, Seat
+from gamed.seats import ISeatHolder
 from gamed.timecontrol import TimeControl
 
 PLAYERS = (0, 1)
@@ -170,14 +171,13 @@ class Connect4Seat(GenericSeat):
 
 
 @implementer(IGenericHost)
-class Connect4Host:
+class Connect4Host(LobbyHost):
     """Connect Four for the generic port, played in ``service`` (a Connect4Service)."""
 
     name = "connect4"
     rules = RULES
-
-    def __init__(self, service: Any):
-        self.service = service
+    game_class = Connect4Game
+    seat_class = Connect4Seat
 
     def describe(self) -> dict:
         options = {name: spec.describe() for name, spec in RULES.options.items()}
@@ -235,39 +235,17 @@ class Connect4Host:
     def prepare(self, session: Any, request: dict) -> Callable[[], Connect4Seat]:
         service = self.service
         size = self._size(request.get("options") or {})
-        control = None
-        if "clock" in request:
-            try:
-                control = timecontrol.parse(request["clock"])
-            except ValueError as e:
-                raise PlayError(wire.BAD_OPTION, f"clock: {e}") from None
-        if service.name_in_use(session.identity.name):
-            raise PlayError(wire.REFUSED, f"{Refusal.NAME_IN_USE.value}: {session.identity.name}")
-        opponent = request.get("opponent", {"kind": "person"})
-        kind = opponent["kind"]
-        if kind == "bot":
-            raise PlayError(wire.NO_SUCH_OPPONENT,
-                            "Connect Four games against a hosted bot are arranged by tournaments (docs/hosting.md)")
-        if kind == "engine":
+        control, opponent = self.common(session, request, "Connect Four")
+        if opponent["kind"] == "engine":
             engine, level = self._engine(opponent)
             player = 1 if request.get("seat") == 1 else 0
             return lambda: self._computer(session, engine, level, player, size, control)
-        table = request.get("table")
-        if "name" in opponent:
-            if opponent["name"] == session.identity.name:
-                raise PlayError(wire.NO_SUCH_OPPONENT, "you cannot meet yourself")
-            table = "meet " + " ".join(sorted((session.identity.name, opponent["name"])))
-        return lambda: self._lobby(session, table, size, control)
-
-    def _seat(self, session: Any) -> Connect4Seat:
-        seat = Connect4Seat(session, self.service)
-        self.service.name_changed(seat, seat.name)
-        session.seat = seat  # before it is seated: the game's first messages are its
-        return seat
+        table = self.meeting(session, opponent, request.get("table"))
+        return lambda: self.join(session, table, service.table_key(table, size, service.default_size, control))
 
     def _computer(self, session: Any, engine: str, level: int | None, player: int, size: tuple[int, int],
                   control: TimeControl | None) -> Connect4Seat:
-        seat = self._seat(session)
+        seat = self.seat(session)
 
         def refused(failure):
             known = failure.check(ParseError)
@@ -289,45 +267,6 @@ class Connect4Host:
         if seat.game is None and not seat.done:
             shown = engine if level is None else f"{engine}:{level}"
             session.send({"type": "waiting", "game": "connect4", "for": f"engine {shown}"})
-        return seat
-
-    def _lobby(self, session: Any, table: str | None, size: tuple[int, int],
-               control: TimeControl | None) -> Connect4Seat:
-        service = self.service
-        seat = self._seat(session)
-        service.lobby.join(seat, service.table_key(table, size, service.default_size, control))
-        if seat.game is None:
-            shown = table if table is None or not table.startswith("meet ") else None
-            session.send({"type": "waiting", "game": "connect4", "for": f"table {shown}" if shown else "an opponent"})
-        return seat
-
-    def take_back(self, session: Any, token: str | None) -> Connect4Seat | None:
-        seats = self.service.seats
-        if token is None:
-            found: Seat | None = seats.find_account(session.identity, away_only=True)
-            if found is None:
-                return None
-        else:
-            try:
-                found = seats.find_token(token)
-            except LoginError as e:
-                if e.refusal is Refusal.UNKNOWN_RESUME:
-                    return None  # perhaps another game's
-                raise
-            if found.identity.account and self.service.players.banned(found.identity.name):
-                raise LoginError(Refusal.BANNED)
-            if session.identity.account and found.identity.account_id != session.identity.account_id:
-                raise LoginError(Refusal.UNKNOWN_RESUME)
-        if not isinstance(found.game, Connect4Game):
-            return None
-        session.identity = found.identity
-        seat = Connect4Seat(session, self.service)
-        seat.number = found.number
-        seat.seat = found
-        session.seat = seat
-        session.send(wire.ok("resume", None, game="connect4"))
-        seats.resume(found, seat, session.host)  # the connection it replaces, if any, is closed
-        self.service.name_changed(seat, seat.name)
         return seat
 
 

@@ -14,17 +14,15 @@ from typing import Any
 from zope.interface import implementer
 
 from gamed.generic import wire
+from gamed.generic.host import LobbyHost
 from gamed.generic.seat import GenericSeat, IGenericHost, PlayError
-from gamed.identity import LoginError, Refusal
 from gamed.kalaha import ai
 from gamed.kalaha.game import IKalahaPlayer, KalahaGame
 from gamed.kalaha.play import RULES, illegal
 from gamed.kalaha.rules import SIDES, IllegalMove, Move, Outcome
 from gamed.outcome import outcome_text
 from gamed.ratings import winner_scores
-from gamed.seats import ISeatHolder, Seat
-from gamed import timecontrol
-from gamed.timecontrol import TimeControl
+from gamed.seats import ISeatHolder
 
 
 @implementer(IKalahaPlayer, ISeatHolder)
@@ -130,14 +128,13 @@ class KalahaSeat(GenericSeat):
 
 
 @implementer(IGenericHost)
-class KalahaHost:
+class KalahaHost(LobbyHost):
     """Kalaha for the generic port, played in ``service`` (a KalahaService)."""
 
     name = "kalaha"
     rules = RULES
-
-    def __init__(self, service: Any):
-        self.service = service
+    game_class = KalahaGame
+    seat_class = KalahaSeat
 
     def describe(self) -> dict:
         config = self.service.config
@@ -156,19 +153,8 @@ class KalahaHost:
         if request.get("options"):
             name = next(iter(request["options"]))
             raise PlayError(wire.BAD_OPTION, f"unknown option {name[:32]}; Kalaha has no options")
-        control = None
-        if "clock" in request:
-            try:
-                control = timecontrol.parse(request["clock"])
-            except ValueError as e:
-                raise PlayError(wire.BAD_OPTION, f"clock: {e}") from None
-        if service.name_in_use(session.identity.name):
-            raise PlayError(wire.REFUSED, f"{Refusal.NAME_IN_USE.value}: {session.identity.name}")
-        opponent = request.get("opponent", {"kind": "person"})
-        kind = opponent["kind"]
-        if kind == "bot":
-            raise PlayError(wire.NO_SUCH_OPPONENT, "Kalaha games against a hosted bot are arranged by tournaments (docs/hosting.md)")
-        if kind == "engine":
+        control, opponent = self.common(session, request, "Kalaha")
+        if opponent["kind"] == "engine":
             if not service.config.computer:
                 raise PlayError(wire.UNAVAILABLE, "the computer player is switched off on this server")
             level = opponent.get("level", ai.DEFAULT_LEVEL)
@@ -176,60 +162,12 @@ class KalahaHost:
                 raise PlayError(wire.NO_SUCH_OPPONENT, f"no level {level[:32]!r}; levels: {', '.join(ai.LEVELS)}")
             side = SIDES[1] if request.get("seat") == 1 else SIDES[0]
             return lambda: self._computer(session, ai.LEVELS[level], side)
-        table = request.get("table")
-        if "name" in opponent:
-            if opponent["name"] == session.identity.name:
-                raise PlayError(wire.NO_SUCH_OPPONENT, "you cannot meet yourself")
-            table = "meet " + " ".join(sorted((session.identity.name, opponent["name"])))
-        return lambda: self._lobby(session, table, control)
-
-    def _seat(self, session: Any) -> KalahaSeat:
-        seat = KalahaSeat(session, self.service)
-        self.service.name_changed(seat, seat.name)
-        session.seat = seat  # before it is seated: the game's first messages are its
-        return seat
+        table = self.meeting(session, opponent, request.get("table"))
+        return lambda: self.join(session, table, service.table_key(table, control))
 
     def _computer(self, session: Any, level: ai.Level, side: str) -> KalahaSeat:
-        seat = self._seat(session)
+        seat = self.seat(session)
         self.service.play_computer(seat, level, side)
-        return seat
-
-    def _lobby(self, session: Any, table: str | None, control: TimeControl | None) -> KalahaSeat:
-        service = self.service
-        seat = self._seat(session)
-        service.lobby.join(seat, service.table_key(table, control))
-        if seat.game is None:
-            shown = table if table is None or not table.startswith("meet ") else None
-            session.send({"type": "waiting", "game": "kalaha", "for": f"table {shown}" if shown else "an opponent"})
-        return seat
-
-    def take_back(self, session: Any, token: str | None) -> KalahaSeat | None:
-        seats = self.service.seats
-        if token is None:
-            found: Seat | None = seats.find_account(session.identity, away_only=True)
-            if found is None:
-                return None
-        else:
-            try:
-                found = seats.find_token(token)
-            except LoginError as e:
-                if e.refusal is Refusal.UNKNOWN_RESUME:
-                    return None  # perhaps another game's
-                raise
-            if found.identity.account and self.service.players.banned(found.identity.name):
-                raise LoginError(Refusal.BANNED)
-            if session.identity.account and found.identity.account_id != session.identity.account_id:
-                raise LoginError(Refusal.UNKNOWN_RESUME)
-        if not isinstance(found.game, KalahaGame):
-            return None
-        session.identity = found.identity
-        seat = KalahaSeat(session, self.service)
-        seat.number = found.number
-        seat.seat = found
-        session.seat = seat
-        session.send(wire.ok("resume", None, game="kalaha"))
-        seats.resume(found, seat, session.host)  # the connection it replaces, if any, is closed
-        self.service.name_changed(seat, seat.name)
         return seat
 
 
