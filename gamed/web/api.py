@@ -83,6 +83,18 @@ class CrossOrigin:
                 request.setHeader(b"access-control-allow-origin", origin)
 
 
+def bearer(request: server.Request) -> tuple[str, str] | None:
+    """The ``(name, token)`` of the request's ``Authorization: Bearer <name>:<token>``; None (and
+    the ``WWW-Authenticate`` of a 401) without one in that form."""
+    header = (request.getHeader(b"authorization") or b"").decode("ascii", "replace").strip()
+    scheme, _, credentials = header.partition(" ")
+    name, colon, token = credentials.strip().partition(":")
+    if scheme.lower() != "bearer" or not colon or not valid_name(name):
+        request.setHeader(b"www-authenticate", b'Bearer realm="gamed"')
+        return None
+    return name, token
+
+
 class JsonError(resource.Resource):
     """An error answer as JSON, for any method."""
 
@@ -317,12 +329,10 @@ class ApiResource(resource.Resource):
         """``/api/me``: who the ``Authorization: Bearer <name>:<token>`` header logs in as (the
         same accounts, tokens and failed-login limit as every game's LOGIN line)."""
         request.setHeader(b"cache-control", b"no-store")
-        header = (request.getHeader(b"authorization") or b"").decode("ascii", "replace").strip()
-        scheme, _, credentials = header.partition(" ")
-        name, colon, token = credentials.strip().partition(":")
-        if scheme.lower() != "bearer" or not colon or not valid_name(name):
-            request.setHeader(b"www-authenticate", b'Bearer realm="gamed"')
+        credentials = bearer(request)
+        if credentials is None:
             return write_json(request, {"error": "send the header Authorization: Bearer <name>:<token>"}, 401)
+        name, token = credentials
         if self.players is None:
             error = LoginError(Refusal.NO_ACCOUNTS)
             return write_json(request, {"error": error.text, "code": REFUSAL_CODES[error.refusal]}, 503)

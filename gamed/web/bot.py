@@ -31,9 +31,8 @@ from zope.interface import implementer
 from gamed.generic import wire
 from gamed.generic.session import GenericSession, ISessionTransport
 from gamed.identity import Identity, LoginError, Refusal
-from gamed.names import valid_name
 from gamed.textwire import REFUSAL_CODES
-from gamed.web.api import EventStream, StreamRegistry, write_json
+from gamed.web.api import EventStream, StreamRegistry, bearer, write_json
 
 # The requests a bot POSTs: the generic message types whose reply is the answer.
 POSTED = ("play", "act", "resign", "leave", "token")
@@ -156,12 +155,10 @@ class BotApi:
     # --- who asks ------------------------------------------------------------------------------
 
     def _authorized(self, request: server.Request, then):
-        header = (request.getHeader(b"authorization") or b"").decode("ascii", "replace").strip()
-        scheme, _, credentials = header.partition(" ")
-        name, colon, token = credentials.strip().partition(":")
-        if scheme.lower() != "bearer" or not colon or not valid_name(name):
-            request.setHeader(b"www-authenticate", b'Bearer realm="gamed"')
+        credentials = bearer(request)
+        if credentials is None:
             return write_json(request, {"error": _AUTH}, 401)
+        name, token = credentials
         host = str(getattr(request.getClientAddress(), "host", "?"))
         guest = self.guests.get(name)
         if guest is not None and hmac.compare_digest(guest[0], token):
