@@ -436,9 +436,15 @@ class CommandProtocol(TextLineProtocol):
         return [f"INFO operator: {text}"]
 
     def on_line_too_long(self) -> None:
+        if self.probe is not None:
+            self.probe.heard(f"(a line over {self.limits.max_line} bytes)")
+            return self.probe.other("a line too long")
         self._error(self.wire.Code.LINE_TOO_LONG, f"line too long (the limit is {self.limits.max_line} bytes)")
 
     def on_garbage(self) -> None:
+        if self.probe is not None:
+            self.probe.heard("(bytes that are not ASCII text)")
+            return self.probe.other("not ASCII text")
         self._error(self.wire.Code.NOT_TEXT, "not ASCII text")
 
     def on_internal_error(self) -> None:
@@ -447,7 +453,60 @@ class CommandProtocol(TextLineProtocol):
             errors[int(self.wire.Code.INTERNAL)] += 1
         self.send_lines([self.wire.error(self.wire.Code.INTERNAL, "internal error; it has been logged")])
 
+    # --- the self-test (gamed.generic.selftest): ``SELFTEST [<game>]`` ---------------------------------
+
+    probe: Any = None  # the self-test being played
+    selftest_game = ""  # the game's registry name; "" = no self-test on this port
+    _PROBE_PASSES = frozenset({"PING", "HELP", "QUIT", "SELFTEST"})  # answered as ever in a self-test
+
+    def selftest_voice(self) -> Any:
+        """The self-test's ``TextVoice`` in this game's lines."""
+        raise NotImplementedError
+
+    def selftest_refused(self) -> str | None:
+        """Why a self-test cannot begin now (a game, a match); None: it can (the connection has
+        left its lobby)."""
+        return None
+
+    def _selftest(self, args: list[str]) -> None:
+        from gamed.generic.selftest import SelfTest, scenes_of
+
+        if len(args) > 1 or (args and args[0].lower() != self.selftest_game):
+            raise ParseError(self.wire.Code.BAD_ARGUMENTS, f"usage: SELFTEST [{self.selftest_game}]")
+        why = "a self-test is under way" if self.probe is not None else self.selftest_refused()
+        if why:
+            raise ParseError(self.wire.Code.NOT_NOW, why)
+        rules, scenes = scenes_of(self.selftest_game, None)
+
+        def done() -> None:
+            self.probe = None
+
+        self.probe = SelfTest(self.selftest_voice(), rules, scenes, self.clock, done)
+        self.probe.begin()
+
+    def _probe_line(self, text: str) -> bool:
+        """A line during a self-test: its answer (``MOVE <x>`` or ``<x>``) or a deviation; False
+        for the commands answered as ever."""
+        probe = self.probe
+        probe.heard(text)
+        command, args = self.wire.parse(text)
+        if command in self._PROBE_PASSES:
+            return False
+        if command == "MOVE" and len(args) == 1:
+            probe.answer(args[0], None)
+        else:
+            probe.other(f"the line {text[:40]!r}")
+        return True
+
+    def connectionLost(self, reason: Failure = None) -> None:  # noqa: N802
+        if self.probe is not None:
+            self.probe.gone()
+            self.probe = None
+        super().connectionLost(reason)
+
     def on_line(self, text: str) -> None:
+        if self.probe is not None and self._probe_line(text):
+            return
         command, args = self.wire.parse(text)
         handler = self._COMMANDS.get(command)
         if handler is None:

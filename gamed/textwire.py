@@ -73,6 +73,11 @@ CLOCK_COMMANDS = (
     ("CLOCKS", "ON|OFF", "CLOCK lines before every YOURMOVE (on by default when the game's time control has a bank)"),
 )
 
+# ``HELP SELFTEST``: the self-test of a bot (docs/protocols/generic.md, "The self-test").
+SELFTEST_COMMANDS = (
+    ("SELFTEST", "[<game>]", "a scripted match against the server that checks each answer of yours, then a verdict"),
+)
+
 
 def parse_clock(text: str, code: int) -> TimeControl:
     """A time control a player asks for (``TABLE ... CLOCK 5m+2s``); ``ParseError(code)`` when it

@@ -17,8 +17,10 @@ from zope.interface import implementer
 from gamed import textwire
 from gamed.connect4 import wire
 from gamed.connect4.game import Connect4Game, GameError
+from gamed.connect4.rules import Board
 from gamed.connect4.wire import Code, ParseError, Reason
 from gamed.gameservice import PlayerFactory
+from gamed.generic.selftest import TextVoice
 from gamed.identity import Identity, LoginError, Refusal
 from gamed.login import LoginCommands
 from gamed.ladder.commands import LadderCommands
@@ -285,7 +287,22 @@ class Connect4Protocol(LoginCommands, LadderCommands, CommandProtocol):
         "PING": CommandProtocol._ping,
         "QUIT": _quit,
         "LADDER": LadderCommands.ladder_command,
+        "SELFTEST": CommandProtocol._selftest,
     }
+
+    # --- the self-test ---------------------------------------------------------------------------
+
+    selftest_game = "connect4"
+
+    def selftest_voice(self) -> Connect4Voice:
+        return Connect4Voice(self)
+
+    def selftest_refused(self) -> str | None:
+        if self.game is not None or self.match is not None:
+            return "you are in a game"
+        self.leave_ladder()
+        self.service.lobby.leave(self)
+        return None
 
     def _check_in_lobby(self) -> None:
         if self.game is not None:
@@ -412,3 +429,16 @@ class Connect4Factory(PlayerFactory):
 
     protocol = Connect4Protocol
     prefix = "connect4"
+
+
+class Connect4Voice(TextVoice):
+    """The self-test in Connect Four's lines: ``START 0 0 7x6 selftest``, ``BOARD``, ``YOURMOVE``."""
+
+    def start(self) -> str:
+        return wire.start(0, 0, Board(7, 6), "selftest")
+
+    def position(self, state) -> list[str]:
+        return [wire.board_line(state)]
+
+    def prompt(self, state, seconds: float) -> str:
+        return wire.your_move(state, seconds)

@@ -261,10 +261,12 @@ CLOCK_COMMANDS = textwire.CLOCK_COMMANDS + (
 
 
 def help_lines(topic: str | None = None) -> list[str]:
-    """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) or ``HELP
-    CLOCKS`` (time controls)."""
+    """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) ``HELP
+    CLOCKS`` (time controls) or ``HELP SELFTEST``."""
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 40)
+    if topic is not None and topic.upper() == "SELFTEST":
+        return textwire.help_lines(textwire.SELFTEST_COMMANDS, 30)
     if topic is not None and topic.upper() == "CLOCKS":
         return textwire.help_lines(CLOCK_COMMANDS, 40)
     return textwire.help_lines(COMMANDS, 40)

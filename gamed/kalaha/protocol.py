@@ -21,6 +21,7 @@ from gamed.kalaha.game import IKalahaPlayer, KalahaGame
 from gamed.kalaha.rules import A, B, SIDES, IllegalMove, Move, Outcome, other
 from gamed.kalaha.wire import Code
 from gamed.gameservice import PlayerFactory
+from gamed.generic.selftest import TextVoice
 from gamed.ladder.commands import LadderCommands
 from gamed.lobby import LobbyError
 from gamed.login import LoginCommands
@@ -241,7 +242,24 @@ class KalahaProtocol(LoginCommands, LadderCommands, CommandProtocol):
         "RESUME": _resume_seat,
         "TOKEN": _token,
         "LADDER": LadderCommands.ladder_command,
+        "SELFTEST": CommandProtocol._selftest,
     }
+
+    # --- the self-test ---------------------------------------------------------------------------
+
+    selftest_game = "kalaha"
+
+    def selftest_voice(self) -> KalahaVoice:
+        return KalahaVoice(self)
+
+    def selftest_refused(self) -> str | None:
+        if self.game is not None:
+            return "you are in a game"
+        self._cancel_auto_join()  # a self-test first, then perhaps a game: out of the queue meanwhile
+        self._join_due = False
+        self.leave_ladder()
+        self.service.lobby.leave(self)
+        return None
 
     # --- lobby -----------------------------------------------------------------------------
 
@@ -413,3 +431,16 @@ class KalahaFactory(PlayerFactory):
 
     protocol = KalahaProtocol
     prefix = "kalaha"
+
+
+class KalahaVoice(TextVoice):
+    """The self-test in Kalaha's lines: ``START 0 A selftest``, ``POSITION``, ``YOURMOVE``."""
+
+    def start(self) -> str:
+        return wire.start(0, "A", "selftest")
+
+    def position(self, state) -> list[str]:
+        return [wire.position(state)]
+
+    def prompt(self, state, seconds: float) -> str:
+        return wire.your_move(state, seconds)

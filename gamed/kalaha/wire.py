@@ -164,10 +164,12 @@ CLOCK_COMMANDS = textwire.CLOCK_COMMANDS + (
 
 
 def help_lines(topic: str | None = None) -> list[str]:
-    """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) or ``HELP
-    CLOCKS``."""
+    """``HELP`` (every game command), ``HELP ACCOUNTS`` (logging in and coming back) ``HELP
+    CLOCKS`` or ``HELP SELFTEST``."""
     if topic is not None and topic.upper() == "ACCOUNTS":
         return textwire.help_lines(ACCOUNT_COMMANDS, 16)
+    if topic is not None and topic.upper() == "SELFTEST":
+        return textwire.help_lines(textwire.SELFTEST_COMMANDS, 30)
     if topic is not None and topic.upper() == "CLOCKS":
         return textwire.help_lines(CLOCK_COMMANDS, 30)
     return textwire.help_lines(COMMANDS, 16)

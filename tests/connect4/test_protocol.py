@@ -54,7 +54,10 @@ def test_help_lists_the_game_and_help_accounts_the_login_commands():
     c.send("HELP clocks")
     clocks = [line.split()[1] for line in c.read()[:-1]]
     assert clocks == ["CLOCKS", "PLAY", "TABLE"]
-    assert sorted(set(commands + accounts + clocks)) == sorted(type(c.player)._COMMANDS), "every command is listed"
+    c.send("HELP selftest")
+    selftest = [line.split()[1] for line in c.read()[:-1]]
+    assert selftest == ["SELFTEST"]
+    assert sorted(set(commands + accounts + clocks + selftest)) == sorted(type(c.player)._COMMANDS), "every command is listed"
 
 
 def test_engines_lists_levels():

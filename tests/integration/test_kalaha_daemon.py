@@ -38,6 +38,7 @@ def test_the_daemon_replays_every_session_without_tokens():
         "Two programs, a complete game",
         "Playing the computer",
         "A seat not back in time forfeits",
+        "A program checks itself",
     ]
 
 

@@ -46,6 +46,7 @@ def test_the_document_has_its_sessions():
         "A seat not back in time forfeits",
         "Two bots on the ladder",
         "A tournament game from its opening",
+        "A program checks itself",
     ]
 
 

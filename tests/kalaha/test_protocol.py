@@ -125,7 +125,10 @@ def test_help_lists_every_command(service):
     a.send("HELP CLOCKS")
     clocks = [line.split()[1] for line in a.read()[:-1]]
     assert clocks == ["CLOCKS", "TABLE"]
-    assert sorted(set(commands + accounts + clocks)) == sorted(type(a.player)._COMMANDS), "every command is listed"
+    a.send("HELP selftest")
+    selftest = [line.split()[1] for line in a.read()[:-1]]
+    assert selftest == ["SELFTEST"]
+    assert sorted(set(commands + accounts + clocks + selftest)) == sorted(type(a.player)._COMMANDS), "every command is listed"
 
 
 def test_levels_lists_the_computer_levels(service):
