@@ -286,13 +286,14 @@ class StrategoHost:
         match = seat.game = _Match(ai_name)
         seat.number = number
         sides = [seat, program] if number == RED else [program, seat]
-        names = [s.name for s in sides]
+        names = [seat.name, ai.name] if number == RED else [ai.name, seat.name]  # as the tournaments name AIs
         live: list = []
 
         def opened(referee):
             if service.hub is not None:
                 kinds = ["guest" if seat.identity.guest else "player", "program"]
-                live.append(service._open_live(referee, names, kinds if number == RED else kinds[::-1], {"generic": True}))
+                kinds = kinds if number == RED else kinds[::-1]
+                live.append(service._open_live(referee, names, kinds, {"generic": True}))
 
         def ended(referee, result):
             try:

@@ -11,10 +11,12 @@ import pytest_twisted
 from twisted.internet import reactor, task
 
 from gamed.config import AiProgram, Limits, PlayersConfig, StrategoConfig
+from gamed.observers import LiveHub
 from gamed.players import Players
 from gamed.stratego.generic import StrategoHost
 from gamed.stratego.service import StrategoService
 from tests.generic.harness import JsonClient, generic_service
+from tests.memstore import MemoryStore
 from tests.stratego.test_service_programs import python_ai
 
 pytestmark = pytest.mark.integration
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.integration
 def world(tmp_path):
     ais = (AiProgram("random", python_ai(tmp_path, 5)),)
     service = StrategoService(StrategoConfig(ai=ais, timeout=5.0, max_turns=150), Limits(), reactor,
-                              tmp_path / "state")
+                              tmp_path / "state", hub=LiveHub(reactor, MemoryStore()))
     players = Players(PlayersConfig(guests=True), None, reactor)
     generic = generic_service({"stratego": StrategoHost(service)}, players, reactor)
     return service, generic
@@ -79,7 +81,7 @@ async def test_a_generic_bot_plays_a_whole_match_against_an_ai_program(world, se
     seen: list[dict] = []
     assert (await until(client, ("ok",), seen))["for"] == "play"
     started = await until(client, ("started",), seen)
-    assert started["seat"] == seat and started["seats"][seat] == "gen"
+    assert started["seat"] == seat and started["seats"][seat] == "gen" and started["seats"][1 - seat] == "random"
     rng = random.Random(11)
     combats = 0
     asked_moves = 0
@@ -128,6 +130,10 @@ async def test_an_illegal_move_is_refused_with_the_legal_ones_and_a_dropped_bot_
     await all_ended(service)
     assert referee.log[-1].startswith("gen RED SURRENDER"), referee.log[-1]
     assert program.exit_code is not None or program.exit_signal is not None, "the program is ended"
+    (record,) = service.hub.store.records  # the web site's match: the bot's surrender
+    assert [(s.name, s.kind) for s in record.seats] == [("gen", "guest"), ("random", "program")]
+    assert record.scores == (0.0, 1.0) and record.reason == "This player has surrendered!"
+    assert not service.hub.tables
 
 
 def test_opponents_that_are_not_there_are_refused(world, tmp_path):
