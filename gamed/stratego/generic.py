@@ -109,13 +109,15 @@ class StrategoSeat(GenericSeat):
     def _seconds(self) -> float | None:
         return self._budget if self._budget is not None else self.referee.options.timeout
 
-    def _ask(self, state: StrategoState) -> Deferred:
+    def _ask(self, state: StrategoState, late: Any = TIMEOUT) -> Deferred:
+        """Send ``state`` to be acted in; the Deferred gives the answer, or ``late`` when the
+        referee's move time runs out first."""
         self.turn = (0 if state.turn == 0 and not state.set_up[RED] else 1 if state.turn == 0 else 2) + state.half_moves
         self._pending = d = Deferred()
         self.send_state(state, self._clock(), force=True)
         seconds = self._seconds()
         if seconds:
-            self._timer = self.reactor.callLater(seconds, self._answer, TIMEOUT)
+            self._timer = self.reactor.callLater(seconds, self._answer, late)
         return d
 
     def _answer(self, answer: Any) -> None:
@@ -167,7 +169,7 @@ class StrategoSeat(GenericSeat):
     def setup(self, colour: str, opponent: str) -> Deferred:
         if self.surrendering:
             return defer.succeed([])
-        return self._ask(self._play_state())
+        return self._ask(self._play_state(), [])  # a setup not given in time: BAD_SETUP
 
     def start(self) -> None:
         pass
@@ -210,8 +212,11 @@ class StrategoSeat(GenericSeat):
         self._answer(None)
         if self.done:
             return
+        if not self.session.connected:  # it went away (and surrendered): nobody to tell
+            self.done = True
+            return
         if result is None or result.colour not in COLOURS or result.outcome is Outcome.INTERNAL_ERROR:
-            scores, reason = None, "aborted"
+            scores, reason = None, "shutdown" if result is None else "aborted"
             text = "the match was aborted" if result is None else f"{result.line}: {result.reason}"
             state = None
         else:
