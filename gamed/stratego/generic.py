@@ -117,8 +117,14 @@ class StrategoSeat(GenericSeat):
         self.send_state(state, self._clock(), force=True)
         seconds = self._seconds()
         if seconds:
-            self._timer = self.reactor.callLater(seconds, self._answer, late)
+            self._timer = self.reactor.callLater(seconds, self._late, late)
         return d
+
+    timed_out = False  # an answer did not come within its time (the records' reason says so)
+
+    def _late(self, answer: Any) -> None:
+        self.timed_out = True
+        self._answer(answer)
 
     def _answer(self, answer: Any) -> None:
         d, self._pending = self._pending, None

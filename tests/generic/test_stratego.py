@@ -23,9 +23,10 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def world(tmp_path):
+def world(tmp_path, request):
     ais = (AiProgram("random", python_ai(tmp_path, 5)),)
-    service = StrategoService(StrategoConfig(ai=ais, timeout=5.0, max_turns=150), Limits(), reactor,
+    timeout = getattr(request, "param", 5.0)
+    service = StrategoService(StrategoConfig(ai=ais, timeout=timeout, max_turns=150), Limits(), reactor,
                               tmp_path / "state", hub=LiveHub(reactor, MemoryStore()))
     players = Players(PlayersConfig(guests=True), None, reactor)
     generic = generic_service({"stratego": StrategoHost(service)}, players, reactor)
@@ -152,3 +153,25 @@ def test_opponents_that_are_not_there_are_refused(world, tmp_path):
     client.send({"type": "play", "game": "stratego"})
     (error,) = client.messages()
     assert error["code"] == "unavailable"
+
+
+@pytest.mark.parametrize("world", [1.0], indirect=True)
+@pytest_twisted.ensureDeferred
+async def test_a_move_not_answered_in_time_loses_and_a_shutdown_aborts(world):
+    service, generic = world
+    late = bot(generic, "late")
+    late.send({"type": "play", "game": "stratego", "seat": 1})
+    seen: list[dict] = []
+    state = await until(late, ("state",), seen)
+    assert state["phase"] == "setup" and state["clock"]["move"] == 1.0
+    late.send({"type": "act", "action": "DEFAULT"})
+    ended = await until(late, ("ended",), seen)  # the first move is never answered
+    assert ended["reason"] == "illegal" and ended["scores"] == [1.0, 0.0] and "timeout" in ended["text"].lower()
+    await all_ended(service)
+    client = bot(generic, "stays")
+    client.send({"type": "play", "game": "stratego", "seat": 0})
+    state = await until(client, ("state",), seen)
+    service.abort_games()
+    ended = await until(client, ("ended",), seen)
+    assert ended["reason"] == "shutdown" and ended["scores"] is None
+    await all_ended(service)
