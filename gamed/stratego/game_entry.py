@@ -33,6 +33,7 @@ GAME = Game(
     board="stratego",
     replayer="gamed.stratego.referee:next_state",
     replay_version="stratego/1",
+    generic="gamed.stratego.generic:host",
     service=_service,
     check=_validate,
     on=lambda settings: bool(settings.ai),  # it runs when AI programs are registered

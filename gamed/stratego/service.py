@@ -444,8 +444,11 @@ class StrategoService(GameService):
     def _open_table(self, referee: StrategoReferee, red: AiProgram, blue: AiProgram, round_no: int, game: int) -> LiveTable:
         return self._open_live(referee, [red.name, blue.name], "program", {"round": round_no, "game": game})
 
-    def _open_live(self, referee: StrategoReferee, names: list[str], kind: str, info: dict, key: str | None = None) -> LiveTable:
-        seats = [Seat(side, name, rated=True, kind=kind) for side, name in enumerate(names)]
+    def _open_live(
+        self, referee: StrategoReferee, names: list[str], kind: str | list[str], info: dict, key: str | None = None
+    ) -> LiveTable:
+        kinds = [kind] * len(names) if isinstance(kind, str) else kind
+        seats = [Seat(side, name, rated=True, kind=k) for side, (name, k) in enumerate(zip(names, kinds))]
         options = {
             **info,
             "max_turns": self.config.max_turns,
