@@ -311,7 +311,8 @@ def _assert_nothing_hidden_shows(state, public):
                     continue
                 owner, unit = true >> 4, unit_of(true)
                 assert cell["owner"] == owner
-                known = state.over or owner == seat or (public is not None and public["cells"][y][x]["unit"] is not None)
+                shown = public is not None and public["cells"][y][x]["unit"] is not None
+                known = state.over or owner == seat or shown
                 assert cell["unit"] == (UNIT_NAMES[unit] if known else None)
                 assert rendered[x] == f"{owner}{TOKENS[unit] if known else '#'}"
 
