@@ -25,7 +25,7 @@ from gamed import registry
 # What each listening option serves, as the start-up lines and the web site name it: the
 # registered games' ports (gamed.registry), then the web site's.
 SERVED = {port.option: port.serves for game in registry.GAMES for port in game.ports} | {
-    "web": "web site", "admin": "admin console"}
+    "web": "web site", "admin": "admin console", "generic": "generic protocol"}
 
 READY = "gamed ready: "
 _ADDRESS = re.compile(r"[a-z0-9]+:(?:(?P<host>\[[^\]]*\]|[^:\s]+):)?(?P<port>\d+)")

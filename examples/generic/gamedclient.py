@@ -94,6 +94,30 @@ class Client:
                 return message
             # "waiting" (for an opponent), "event" (a seat away, back, acted), "notice": nothing to do
 
+    def selftest(self, game: str, choose: Chooser) -> tuple[bool, list[dict]]:
+        """Play the server's self-test of ``game`` (a scripted match that checks each answer):
+        whether it passed, and its reports (each with "step" and "ok"; a failed one also has
+        "expected" and "received", the lines the server wanted and got)."""
+        self.send({"type": "selftest", "game": game})
+        reports: list[dict] = []
+        state: dict | None = None
+        while True:
+            message = self.recv()
+            kind = message["type"]
+            if kind == "selftest":
+                if "verdict" in message:
+                    return message["verdict"] == "pass", reports
+                reports.append(message)
+            elif kind == "state":
+                state = message
+                if "actions" in message:
+                    self._act(choose(message), message["turn"])
+            elif kind == "error":
+                if state is None or message.get("for") != "act" or not message.get("legal"):
+                    raise ServerError(message)
+                state = {**state, "actions": message["legal"]}
+                self._act(choose(state), state["turn"])
+
     def _act(self, action: int | str, turn: int) -> None:
         self.send({"type": "act", "action": action, "turn": turn})
 

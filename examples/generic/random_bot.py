@@ -7,8 +7,11 @@ as JSON, its "text" the same for people). Standard library only; needs gamedclie
 
     python3 random_bot.py --game kalaha --games 3                 # against the computer
     python3 random_bot.py --game kalaha --opponent person --table t1  # against whoever joins t1
+    python3 random_bot.py --game connect4 --selftest              # the server checks the bot
 
-It prints one line per finished game and exits 0; 1 when the server refuses or goes away.
+It prints one line per finished game and exits 0; 1 when the server refuses or goes away. With
+--selftest it plays the server's self-test instead, prints each step and the verdict, and exits 0
+when the bot passed, 2 when it failed.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", help="the engine's level (see the server's games reply)")
     parser.add_argument("--table", help="a named table to meet a person at")
     parser.add_argument("--seed", type=int, help="for a reproducible bot")
+    parser.add_argument("--selftest", action="store_true", help="play the server's self-test, not a game")
     parser.add_argument("--timeout", type=float, default=600, help="seconds to wait for the server, at most")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -47,6 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         client = gamedclient.connect(args.host, args.port, timeout=args.timeout)
         game = args.game or client.hello["games"][0]
+        if args.selftest:
+            passed, reports = client.selftest(game, choose)
+            for report in reports:
+                print(f"{'ok  ' if report['ok'] else 'FAIL'} {report['step']}", flush=True)
+                if not report["ok"]:
+                    print(f"     expected {report['expected']}\n     received {report['received']}", flush=True)
+            print(f"selftest {game}: {'pass' if passed else 'fail'}", flush=True)
+            client.close()
+            return 0 if passed else 2
         client.request({"type": "guest", "name": args.name})
         for number in range(1, args.games + 1):
             ended = client.play(game, choose, **request)
