@@ -11,6 +11,7 @@ import json
 import pathlib
 import re
 
+import pytest
 import pytest_twisted
 from twisted.internet import defer, endpoints, protocol, reactor, task
 from twisted.web.client import Agent, FileBodyProducer, readBody
@@ -18,6 +19,8 @@ from twisted.web.http_headers import Headers
 
 from gamed.config import Limits, WebConfig
 from gamed.generic.service import GenericService
+from gamed.connect4.generic import Connect4Host
+from gamed.connect4.service import Connect4Service, Connect4Settings
 from gamed.kalaha.generic import KalahaHost
 from gamed.observers import LiveHub
 from tests.generic.harness import check_server_message
@@ -126,32 +129,41 @@ async def world():
     accounts = MemoryAccounts()
     token = accounts.add("ann", "bot")
     kalaha = make_service(reactor, accounts=accounts, pair_delay=0.05)
-    generic = GenericService({"kalaha": KalahaHost(kalaha)}, kalaha.players, Limits(), reactor)
+    connect4 = Connect4Service(Connect4Settings(board=False), Limits(), reactor, players=kalaha.players)
+    hosts = {"kalaha": KalahaHost(kalaha), "connect4": Connect4Host(connect4)}
+    generic = GenericService(hosts, kalaha.players, Limits(), reactor)
     from gamed.web.service import WebService
 
     web = WebService(WebConfig(keepalive=0.2), Limits(), LiveHub(reactor), reactor, players=kalaha.players)
     web.serve_bots(generic)
     web.startService()
     kalaha.startService()
+    connect4.startService()
     site = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(web.port_factory())
     kport = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(kalaha.port_factory())
     yield World(f"http://127.0.0.1:{site.getHost().port}", kport.getHost().port, token)
     await web.stopService()
     await kalaha.stopService()
+    await connect4.stopService()
     await site.stopListening()
     await kport.stopListening()
 
 
+ENGINES = {"kalaha": ("random", "computer-random", {"end"}), "connect4": ("gamed:0", "gamed:0", {"four", "draw"})}
+
+
+@pytest.mark.parametrize("game", ["kalaha", "connect4"])
 @pytest_twisted.ensureDeferred
-async def test_a_bot_plays_a_whole_game_against_the_computer_over_http(world):
+async def test_a_bot_plays_a_whole_game_against_the_computer_over_http(world, game):
+    level, computer, reasons = ENGINES[game]
     code, lines = await world.stream()
     assert code == 200
     hello = await lines.next()
-    assert hello["type"] == "hello" and hello["games"] == ["kalaha"]
-    code, answer = await world.post("play", {"game": "kalaha", "opponent": {"kind": "engine", "level": "random"}, "id": 4})
-    assert (code, answer) == (200, {"type": "ok", "for": "play", "game": "kalaha", "table": None, "id": 4})
+    assert hello["type"] == "hello" and hello["games"] == ["kalaha", "connect4"]
+    code, answer = await world.post("play", {"game": game, "opponent": {"kind": "engine", "level": level}, "id": 4})
+    assert (code, answer) == (200, {"type": "ok", "for": "play", "game": game, "table": None, "id": 4}), answer
     _, started = await lines.until("started")
-    assert started["seats"] == ["ann", "computer-random"] and started["seat"] == 0
+    assert started["seats"] == ["ann", computer] and started["seat"] == 0
     refused_once = False
     while True:
         message = await lines.next()
@@ -162,10 +174,10 @@ async def test_a_bot_plays_a_whole_game_against_the_computer_over_http(world):
                 refused_once = True
                 code, error = await world.post("act", {"action": 99})
                 assert code == 400 and error["code"] == "no_such_action" and error["legal"] == message["actions"]
-                assert error["retries_left"] == 2  # Kalaha's 3 strikes: this was the first
+                assert error["retries_left"] == 2  # 3 strikes in either game: this was the first
             code, answer = await world.post("act", {"action": 0, "turn": message["turn"]})
             assert (code, answer) == (200, {"type": "ok", "for": "act"})
-    assert message["reason"] == "end" and sorted(message["scores"]) in ([0.0, 1.0], [0.5, 0.5])
+    assert message["reason"] in reasons and sorted(message["scores"]) in ([0.0, 1.0], [0.5, 0.5])
 
 
 @pytest_twisted.ensureDeferred
@@ -271,13 +283,16 @@ async def test_the_bot_session_of_the_document_replays_exactly(monkeypatch):
     turns = task.LoopingCall(clock.advance, 0)
     turns.start(0.005)
     kalaha = make_service(clock, accounts=accounts)
-    generic = GenericService({"kalaha": KalahaHost(kalaha)}, kalaha.players, Limits(), reactor)
+    connect4 = Connect4Service(Connect4Settings(board=False), Limits(), reactor, players=kalaha.players)
+    hosts = {"kalaha": KalahaHost(kalaha), "connect4": Connect4Host(connect4)}
+    generic = GenericService(hosts, kalaha.players, Limits(), reactor)
     from gamed.web.service import WebService
 
     web = WebService(WebConfig(keepalive=0), Limits(), LiveHub(reactor), reactor, players=kalaha.players)
     web.serve_bots(generic)
     web.startService()
     kalaha.startService()
+    connect4.startService()
     site = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(web.port_factory())
     kport = await endpoints.TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(kalaha.port_factory())
     world = World(f"http://127.0.0.1:{site.getHost().port}", kport.getHost().port, DOC_TOKEN)
