@@ -28,6 +28,7 @@ from zope.interface import implementer
 
 from gamed.generic import wire
 from gamed.generic.seat import GenericSeat, IGenericHost, PlayError
+from gamed.outcome import outcome_text
 from gamed.play import NOT_YOUR_TURN, IllegalAction
 from gamed.stratego import play
 from gamed.stratego.play import RULES, StrategoState
@@ -47,6 +48,7 @@ class _Match:
         self.ai_name = ai_name
         self.referee: StrategoReferee | None = None
         self.over = False
+        self.names: list[str] = []  # by seat number (RED, BLUE)
 
 
 @implementer(ISeat)
@@ -230,7 +232,7 @@ class StrategoSeat(GenericSeat):
 
             scores = list(match_scores(result)[0])
             reason = result.outcome.value.lower()
-            text = f"{result.line}: {result.reason}"
+            text = outcome_text("stratego", self.game.names, scores, result.reason)  # as the pages say it
             side = COLOURS.index(result.colour)
             state = self._play_state(end=(side, result.outcome.value, result.reason))
         self.send_ended(reason, text, scores, state)
@@ -297,7 +299,7 @@ class StrategoHost:
         match = seat.game = _Match(ai_name)
         seat.number = number
         sides = [seat, program] if number == RED else [program, seat]
-        names = [seat.name, ai.name] if number == RED else [ai.name, seat.name]  # as the tournaments name AIs
+        names = match.names = [seat.name, ai.name] if number == RED else [ai.name, seat.name]  # as tournaments do
         live: list = []
 
         def opened(referee):

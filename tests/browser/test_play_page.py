@@ -84,3 +84,37 @@ def test_a_person_in_the_browser_meets_a_person_on_telnet(site, page, connect):
     wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the result")
     assert "telly won" in page.find_element(By.ID, "result").text
     assert tel.expect("RESULT").startswith("RESULT WIN")
+
+
+def test_a_guest_sets_up_and_moves_in_stratego_against_an_ai_program(site, page):
+    """Stratego: the setup typed into the form (its grammar shown, examples as buttons), then a
+    move by clicking a unit and one of its highlighted destinations; the AI program (which as
+    BLUE never moves) loses on time, and the match is recorded."""
+    start(page, site, "stratego", "web-stratego", "engine:taker")
+    wait_for(page, lambda d: d.find_element(By.ID, "typed").is_displayed(), "the setup to make")
+    assert page.find_element(By.ID, "grammar").text, "the setup's grammar is shown"
+    examples = [b.get_attribute("data-action") for b in page.find_elements(By.CSS_SELECTOR, "#actions button")]
+    assert len(examples) == 3 and all(len(e.split("/")) == 4 for e in examples), examples
+    page.find_element(By.ID, "typed-action").send_keys(examples[1])
+    page.find_element(By.CSS_SELECTOR, "#typed button[type=submit]").click()
+    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#board .cell.source"), "units to move")
+    assert not page.find_element(By.ID, "typed").is_displayed()
+    screenshot(page, "play-stratego-first-move")
+    source = page.find_element(By.CSS_SELECTOR, "#board .cell.source")
+    x, y = int(source.get_attribute("data-x")), int(source.get_attribute("data-y"))
+    source.click()
+    targets = page.find_elements(By.CSS_SELECTOR, "#board .cell.target")
+    assert targets, "a selected unit shows where it can go"
+    moves = [t.get_attribute("data-action") for t in targets]
+    assert all(m.split()[:2] == [str(x), str(y)] for m in moves), moves
+    buttons = [b.get_attribute("data-action") for b in page.find_elements(By.CSS_SELECTOR, "#actions button")]
+    assert set(moves) <= set(buttons), (moves, buttons)
+    turn = page.find_element(By.ID, "board").get_attribute("data-turn")
+    targets[0].click()
+    wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed()
+             or d.find_element(By.ID, "board").get_attribute("data-turn") != turn, "the move played")
+    wait_for(page, lambda d: d.find_element(By.ID, "result").is_displayed(), "the end (the AI does not move)", timeout=30)
+    result = page.find_element(By.ID, "result")
+    assert result.text == "web-stratego won: taker ran out of time", result.text
+    matches = site.poll_api("/api/players/web-stratego", lambda p: p["matches"], "the match recorded")
+    assert matches[0]["game"] == "stratego"

@@ -45,6 +45,12 @@
  *                                              pits / columns to play have class "legal" and
  *                                              data-action (click or Enter plays them)
  *                  #actions button[data-index] one per legal action (data-action, the text)
+ *                  #board (Stratego)           a unit that can move has class "legal source"
+ *                                              (data-x, data-y); clicked, it is "selected" and
+ *                                              its destinations get "legal target" with the
+ *                                              move in data-action
+ *                  #typed                      shown when the actions listed are not all there
+ *                                              are (a setup): #typed-action, #grammar
  *                  #seats li[data-seat]        the players; #clock the time for this move;
  *                  #state-text                 the board as text; #resign; #result (data-reason)
  *   replay.html    #step                       "k / N" (k moves applied); data-step, data-total
@@ -1358,7 +1364,54 @@
           var column = cell.getAttribute("data-x");
           if (column in legal) clickable(cell, column);
         });
+      } else if (kind === "stratego") {
+        markStrategoMoves(actions);
       }
+    }
+
+    // Stratego's moves are "X Y DIR [N]": a unit that has moves is a source; clicked, its
+    // destinations become the targets that play the move.
+    var STEPS = { UP: [0, -1], DOWN: [0, 1], LEFT: [-1, 0], RIGHT: [1, 0] };
+    function markStrategoMoves(actions) {
+      var bySource = {};
+      actions.forEach(function (a) {
+        var w = a.split(" ");
+        if (w.length < 3 || !STEPS[w[2]]) return;
+        var n = w.length > 3 ? Number(w[3]) : 1, d = STEPS[w[2]];
+        var key = w[0] + "," + w[1];
+        (bySource[key] = bySource[key] || []).push({ x: Number(w[0]) + d[0] * n, y: Number(w[1]) + d[1] * n, action: a });
+      });
+      function cellAt(x, y) { return board.querySelector('.cell[data-x="' + x + '"][data-y="' + y + '"]'); }
+      function clearTargets() {
+        board.querySelectorAll(".target, .selected").forEach(function (c) {
+          c.classList.remove("target", "selected");
+          if (!c.classList.contains("source")) { c.classList.remove("legal"); c.removeAttribute("data-action"); }
+        });
+      }
+      function choose(node, key) {
+        var wasSelected = node.classList.contains("selected");
+        clearTargets();
+        if (wasSelected) return;
+        node.classList.add("selected");
+        bySource[key].forEach(function (m) {
+          var target = cellAt(m.x, m.y);
+          if (!target) return;
+          target.classList.add("legal", "target");
+          target.setAttribute("data-action", m.action);
+        });
+      }
+      board.addEventListener("click", function (e) {
+        var target = e.target.closest(".cell.target");
+        if (target && board.contains(target)) { act(target.getAttribute("data-action")); clearTargets(); }
+      });
+      Object.keys(bySource).forEach(function (key) {
+        var xy = key.split(","), node = cellAt(xy[0], xy[1]);
+        if (!node) return;
+        node.classList.add("legal", "source");
+        node.setAttribute("tabindex", "0");
+        node.addEventListener("click", function (e) { if (!node.classList.contains("target")) choose(node, key); });
+        node.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") choose(node, key); });
+      });
     }
 
     function showState(m) {
@@ -1378,6 +1431,10 @@
         list.appendChild(el("li", {}, [b]));
       });
       if (mine.length) markLegal(game, mine);
+      // Not every legal action is listed (a setup): the person may type one.
+      var typed = $("typed");
+      typed.hidden = !(mine.length && m.complete === false);
+      $("grammar").textContent = m.grammar || "";
       $("prompt").textContent = mine.length ? "your move" : "waiting for " + (m.to_act || []).map(function (s) { return "seat " + s; }).join(", ");
       board.setAttribute("data-to-act", (m.to_act || []).join(" "));
       var c = m.clock;
@@ -1403,6 +1460,7 @@
       } else if (m.type === "ended") {
         current = null;
         clear($("actions"));
+        $("typed").hidden = true;
         if (m.observation) render(board, m.game, m.observation);
         var r = $("result");
         r.hidden = false;
@@ -1451,6 +1509,11 @@
     }
 
     $("game").addEventListener("change", fillOpponents);
+    $("typed").addEventListener("submit", function (e) {
+      e.preventDefault();
+      var text = $("typed-action").value.trim();
+      if (text) act(text);
+    });
     $("resign").addEventListener("click", function () { post("resign"); });
     $("join").addEventListener("submit", function (e) {
       e.preventDefault();
