@@ -138,6 +138,48 @@ def test_bad_input_gets_its_documented_error_and_the_connection_goes_on(world, l
     assert client.messages() == [{"type": "pong", "id": "p"}]
 
 
+BAD_LINES = [
+    "{not json", "[1, 2]", '{"type": "dance"}', '{"type": "ping", "loud": true}', '{"type": "play"}',
+    '{"type": "play", "game": "chess"}', '{"type": "play", "game": "kalaha", "options": {"pits": 4}}',
+    '{"type": "act", "action": 1}', '{"type": "act", "action": 99, "turn": 0}', '{"type": "resign"}',
+    '{"type": "resume", "token": "nope"}', "NaN", "x" * 5000,
+]
+
+
+def test_bad_input_of_one_bot_costs_a_game_of_others_nothing(world):
+    """While two bots play at one table, a third sends every kind of bad line, in the lobby and
+    in a game of its own: the two see not one message more, their game goes on move for move,
+    and the third's game ends by its own strikes only."""
+    clock, kalaha, generic = world
+    a, b = bot(generic, "a"), bot(generic, "b")
+    for c in (a, b):
+        c.send({"type": "play", "game": "kalaha", "table": "calm"})
+    noisy = bot(generic, "noisy")
+    noisy.send({"type": "play", "game": "kalaha", "opponent": {"kind": "engine", "level": "random"}})
+    noisy.messages()
+    seen = {"a": a.messages(), "b": b.messages()}
+    moves = 0
+    for _ in range(12):
+        for line in BAD_LINES:
+            noisy.send(line)
+        for name, c in (("a", a), ("b", b)):
+            states = [m for m in seen[name] if m["type"] == "state" and "actions" in m]
+            if states and seen[name][-1] is states[-1]:
+                c.send({"type": "act", "action": 0, "turn": states[-1]["turn"]})
+                moves += 1
+        clock.advance(0.1)
+        for name, c in (("a", a), ("b", b)):
+            got = c.messages()
+            assert all(m["type"] in ("ok", "waiting", "started", "state") for m in got), got
+            seen[name] += got
+    assert moves >= 10
+    assert [m["turn"] for m in seen["a"] if m["type"] == "state"] == [m["turn"] for m in seen["b"] if m["type"] == "state"]
+    noisy_msgs = noisy.messages()
+    assert [m["reason"] for m in noisy_msgs if m["type"] == "ended"] == ["strikes"]
+    errors = [m for m in noisy_msgs if m["type"] == "error"]
+    assert len(errors) == 12 * len(BAD_LINES) and not noisy.lost  # each answered; the connection goes on
+
+
 def test_lines_over_the_limit_and_bytes_that_are_not_text_are_refused(world):
     clock, kalaha, _ = world
     from gamed.kalaha.generic import KalahaHost as Host
