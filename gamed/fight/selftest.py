@@ -88,7 +88,9 @@ class Deviation:
         return wire.selftest_fail(f"{title} ({self.why})", self.expected, self.received)
 
 
-def judge_command(battle: Battle, command: Command | None, received: str, max_lines: int, lines: int) -> Deviation | None:
+def judge_command(
+    battle: Battle, command: Command | None, received: str, max_lines: int, lines: int
+) -> Deviation | None:
     """The deviation of one line of the AI's (None: a command a good AI may send), judged before
     it is applied; ``lines`` counts the turn's lines so far, this one included."""
     if lines > max_lines:
