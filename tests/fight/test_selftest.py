@@ -8,10 +8,16 @@ import collections
 import importlib.util
 import pathlib
 import random
+import string
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from twisted.internet.task import Clock
 
-from gamed.fight.selftest import COMMANDS
+from gamed.fight.rules import QUERIES, MapError, parse_map
+from gamed.fight.selftest import COMMANDS, MAP_TEXT, selftest_map
+from gamed.fight.wire import AI_HELP, is_help, parse_command
 from tests.fight.harness import ai, gui, make_service
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "fight" / "simple_ai.py"
@@ -253,3 +259,40 @@ def test_no_observer_sees_it_and_leaving_in_the_middle_stops_it():
     assert player.probe is None and probe.timer is None
     clock.advance(10)
     assert client.transport.value() == b""
+
+
+def test_an_ai_waiting_in_the_queue_leaves_it_for_the_self_test():
+    clock, service, client = connected()
+    clock.advance(1)  # the pair delay is over: it waits in the general queue
+    client.send("SELFTEST")
+    assert client.read() == ["READY"]
+    other = ai(service)
+    clock.advance(1)
+    assert other.read() == ["OK"]
+
+
+def test_the_self_tests_map_is_not_one_a_game_could_be_played_on():
+    with pytest.raises(MapError):
+        parse_map(MAP_TEXT)
+    fmap = selftest_map()
+    assert fmap.starts[0][0] == (0, 1) and fmap.starts[1][0] == (0, 2)
+
+
+_PRINTABLE = string.ascii_letters + string.digits + "&,#. "
+
+
+@given(st.lists(st.text(alphabet=_PRINTABLE, max_size=20), max_size=15))
+def test_every_line_gets_its_reply_and_the_test_ends_with_a_verdict(lines):
+    # lines that could finish the turn are left out, so only replies come back
+    lines = [line for line in lines if not ((cmd := parse_command(line.strip())) and cmd.verb not in QUERIES)]
+    clock, service, client = connected()
+    client.send("SELFTEST")
+    assert client.read() == ["READY"]
+    client.send(*lines)
+    replies = client.read()
+    assert len(replies) == sum(len(AI_HELP) if is_help(line) else 1 for line in lines if line.strip())
+    clock.advance(5)
+    clock.advance(5)
+    clock.advance(2)
+    clock.advance(1)
+    assert client.read()[-1] in ("SELFTEST&VERDICT&PASS", "SELFTEST&VERDICT&FAIL")
