@@ -20,8 +20,13 @@ protocol (docs/protocols/virtual-fight.md):
   per warrior of ours that died, and then `READY` again, or `GAMEOVER&WIN|LOSE|DRAW`, after
   which it closes the connection.
 
+* Before the game the AI may send `SELFTEST` instead: the server then plays a short scripted
+  match against it (no opponent, no record) and reports each step as `SELFTEST&OK&<step>` or
+  `SELFTEST&FAIL&<step>` with `SELFTEST&EXPECTED&<line>` and `SELFTEST&RECEIVED&<line>`, then
+  `SELFTEST&VERDICT&PASS` or `FAIL` (1 s after its GAMEOVER line). `--selftest` does this.
+
 Usage: python3 simple_ai.py [--host localhost] [--port 4500] [--name NAME] [--table TABLE]
-                            [--seed N] [--timeout SECONDS] [--verbose]
+                            [--seed N] [--timeout SECONDS] [--verbose] [--selftest]
 """
 
 from __future__ import annotations
@@ -89,7 +94,7 @@ class Connection:
             line = self.receive()
             if line.startswith("GAMEOVER&"):
                 raise GameOver(line)
-            if line in ("200", "READY") or line.endswith("&KILLED") or "&HIT&" in line:
+            if line in ("200", "READY") or line.endswith("&KILLED") or "&HIT&" in line or line.startswith("SELFTEST&"):
                 self.events.append(line)
                 continue
             return line
@@ -162,6 +167,7 @@ class SimpleAI:
         self.walls: set[tuple[int, int]] = set()  # walls and bodies seen so far (they never move)
         self.last_enemy: tuple[int, int] | None = None  # where an enemy was seen last
         self.turns = 0
+        self.reports: list[str] = []  # the self-test's SELFTEST&... lines, if we asked for it
 
     def play(self) -> str:
         """Play until GAMEOVER; returns the result (WIN, LOSE or DRAW)."""
@@ -175,6 +181,8 @@ class SimpleAI:
                     self.dead.add(int(line.split("&")[0]))
                 elif line.startswith("GAMEOVER&"):
                     raise GameOver(line)
+                elif line.startswith("SELFTEST&"):
+                    self.reports.append(line)
                 # Other lines of the 200 block ("200", "n&HIT&...") need nothing from us.
         except GameOver as over:
             return over.result
@@ -238,6 +246,17 @@ class SimpleAI:
         self.conn.ask(f"{w.number}&NONE&{self.rng.choice(others)}")
 
 
+def selftest(conn: Connection, rng: random.Random) -> list[str]:
+    """Play the server's self-test (send SELFTEST before the game) and return its report lines,
+    the verdict last. After GAMEOVER the server still watches us for 1 s: we send nothing."""
+    conn.send("SELFTEST")
+    ai = SimpleAI(conn, rng)
+    ai.play()
+    while not (ai.reports and ai.reports[-1].startswith("SELFTEST&VERDICT&")):
+        ai.reports.append(conn.next_event())
+    return ai.reports
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="A simple Virtual Fight AI.")
     parser.add_argument("--host", default="localhost", help="server host (default: localhost)")
@@ -253,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         "little longer than the server's default 300 s lobby timeout)",
     )
     parser.add_argument("--verbose", action="store_true", help="print every line sent and received")
+    parser.add_argument("--selftest", action="store_true", help="play the server's self-test, not a game")
     args = parser.parse_args(argv)
     label = args.name or "simple_ai"
 
@@ -267,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label}: the server refused us: {greeting}", file=sys.stderr)
             return 1
         # NAME and TABLE must come before the game starts: send them at once.
+        if args.selftest:
+            report = selftest(conn, random.Random(args.seed))
+            print("\n".join(report))
+            return 0 if report[-1] == "SELFTEST&VERDICT&PASS" else 1
         for keyword, value in (("NAME", args.name), ("TABLE", args.table)):
             if value and conn.ask(f"{keyword}&{value}") != "255":
                 print(f"{label}: {keyword}&{value} was refused", file=sys.stderr)

@@ -24,7 +24,9 @@ from gamed.seats import ISeatHolder, Seat
 from gamed.textline import TextLineProtocol
 
 if TYPE_CHECKING:
+    from gamed.fight.selftest import FightSelfTest
     from gamed.fight.service import FightService
+    from gamed.timecontrol import TimeControl
 
 
 @implementer(IFightTeam, ISeatHolder)
@@ -48,6 +50,7 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         self._lobby_call = None
         self.clocks_on = False  # CLOCKS&ON: a CLOCK line before every READY (opt-in: old AIs see none)
         self._told_control = False  # the TIMECONTROL line goes once, before the first CLOCK line
+        self.probe: FightSelfTest | None = None  # the self-test being played (SELFTEST)
 
     def __repr__(self) -> str:
         return f"<FightProtocol {self.name or self.number} {self.peer}>"
@@ -71,6 +74,9 @@ class FightProtocol(LoginCommands, TextLineProtocol):
 
     def on_disconnect(self, reason: Failure) -> None:
         self._cancel_calls()
+        if self.probe is not None:
+            self.probe.gone()
+            self.probe = None
         self.service.lobby.leave(self)
         self.service.disconnected(self)
         if self.seat is not None and not self.done:
@@ -86,10 +92,12 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if clocks is not None:
             if self.done:
                 return
-            if self.game is not None:
-                self.game.catch_up()  # a line after the deadline belongs to the next turn
+            self._catch_up()  # a line after the deadline belongs to the next turn
             self.clocks_on = clocks
             self.send_lines([DONE])
+            return
+        if self.probe is not None:
+            self.probe.line(text)
             return
         if self.game is not None:
             if not self.done:
@@ -97,6 +105,9 @@ class FightProtocol(LoginCommands, TextLineProtocol):
             return
         if wire.is_help(text):
             self.send_lines(list(wire.AI_HELP))
+            return
+        if wire.is_selftest(text):
+            self._selftest()
             return
         extension = wire.parse_extension(text)
         if extension is None:
@@ -143,18 +154,48 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if keyword == "TOKEN":
             if self.done:
                 return
-            if self.game is not None:
-                self.game.catch_up()
+            self._catch_up()
             self.token_command(args)
-        elif self.game is not None:
+        elif self.game is not None or self.probe is not None:
             if not self.done:
-                self.game.catch_up()
+                self._catch_up()
                 self.login_refused(LoginError(Refusal.TOO_LATE))
         elif keyword == "LOGIN":
             self._login_pending = True
             self.login_command(args)
         else:
             self.resume_command(args)
+
+    def _catch_up(self) -> None:
+        """Close a turn (of the game, or of the self-test) whose time is up before a line that is
+        not a command is answered: it belongs to the next turn, as every line does."""
+        if self.probe is not None:
+            self.probe.catch_up()
+        elif self.game is not None:
+            self.game.catch_up()
+
+    # --- the self-test (gamed.fight.selftest) -------------------------------------------------
+
+    def _selftest(self) -> None:
+        """``SELFTEST`` in the waiting room: out of the queue, a scripted match, a verdict; then
+        back in the waiting room, out of the queue (``TABLE`` takes it to a table)."""
+        from gamed.fight.selftest import FightSelfTest
+
+        if self.placement is not None:  # a hosted bot's seat is kept for its game
+            self.send_lines([INVALID])
+            return
+        self._cancel_calls()
+        self.service.lobby.leave(self)
+        self._join_due = False
+        self.probe = FightSelfTest(self, self.clock, self._selftest_done, self.service.config.max_lines)
+        self.probe.begin()
+
+    def _selftest_done(self) -> None:
+        self.probe = None
+        self._told_control = False  # a real game tells its own control
+        config = self.service.config
+        if config.lobby_timeout and not self.closing:
+            self._lobby_call = self.clock.callLater(config.lobby_timeout, self._lobby_timed_out)
 
     def seated(self) -> bool:
         return self.seat is not None or self.game is not None
@@ -222,10 +263,10 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         self.close(f"{seat.label()} taken back by a new connection", routine=False)
 
     def on_line_too_long(self) -> None:
-        self._bad_line()
+        self._bad_line(f"(a line over {self.limits.max_line} bytes)")
 
     def on_garbage(self) -> None:
-        self._bad_line()
+        self._bad_line("(bytes that are not ASCII text)")
 
     def on_internal_error(self) -> None:
         if not self.done:
@@ -239,8 +280,10 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if self.game is None:
             self.close("server shutdown", [wire.game_over(Result.DRAW)])
 
-    def _bad_line(self) -> None:
-        if self.game is not None:
+    def _bad_line(self, received: str) -> None:
+        if self.probe is not None:
+            self.probe.line(None, received)
+        elif self.game is not None:
             if not self.done:
                 self.game.command(self, None)
         else:
@@ -252,6 +295,8 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         if self._join_call is not None and self._join_call.active():
             self._join_call.cancel()
         self._join_call = None
+        if self.probe is not None:
+            return  # it plays its self-test: the queue waits until it asks again (TABLE)
         if self._login_pending or not self.may_play():
             self._join_due = True  # it joins once its login has been answered (or it logs in)
             return
@@ -285,14 +330,20 @@ class FightProtocol(LoginCommands, TextLineProtocol):
         super().send_lines(lines)
 
     def ready(self, game: FightGame, team: int) -> None:
+        self.send_lines(self.ready_lines(game.control, team, *game.clock_snapshot(team)))
+
+    def ready_lines(
+        self, control: TimeControl, team: int, left: float | None, banks: list[float | None]
+    ) -> list[str]:
+        """``READY``, after the clock lines when the AI asked for them (``CLOCKS&ON``)."""
         lines = []
         if self.clocks_on:
             if not self._told_control:
                 self._told_control = True
-                lines.append(wire.time_control(game.control, team))
-            lines.append(wire.clock(*game.clock_snapshot(team)))
+                lines.append(wire.time_control(control, team))
+            lines.append(wire.clock(left, banks))
         lines.append(wire.READY)
-        self.send_lines(lines)
+        return lines
 
     def notice(self, lines: list[str]) -> None:
         if self.extended and not self.done:

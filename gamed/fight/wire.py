@@ -168,6 +168,7 @@ AI_HELP = (
     "HELP&NAME&<name>    before the game: your team's name",
     "HELP&TABLE&<table>  before the game: play at a named table",
     "HELP&CLOCKS&ON      a CLOCK line before each READY: this turn's seconds, each team's bank",
+    "HELP&SELFTEST       before the game: a scripted match that checks your AI, then a verdict",
     "HELP&one action (MOVE, SHOOT, NONE&D) per warrior per turn; the turn ends when all AIs are done",
     "HELP&replies: 255 done, 100 invalid, 111 square not empty, 112 off the map, 120 already acted",
     "HELP&END",
@@ -177,6 +178,28 @@ AI_HELP = (
 def is_help(text: str) -> bool:
     """True for the ``HELP`` command (any case)."""
     return text.strip().upper() == "HELP"
+
+
+def is_selftest(text: str) -> bool:
+    """True for the ``SELFTEST`` command (any case): before the game, a scripted match that checks
+    the AI (gamed.fight.selftest)."""
+    return text.strip().upper() == "SELFTEST"
+
+
+def selftest_ok(step: str) -> str:
+    """A step of the self-test the AI passed."""
+    return f"SELFTEST&OK&{step}"
+
+
+def selftest_fail(step: str, expected: str, received: str) -> list[str]:
+    """A step the AI failed: the step, the line expected and the line received (each the rest of
+    its line, ``&`` and all)."""
+    return [f"SELFTEST&FAIL&{step}", f"SELFTEST&EXPECTED&{expected}", f"SELFTEST&RECEIVED&{received}"]
+
+
+def selftest_verdict(passed: bool) -> str:
+    """The self-test's last line."""
+    return f"SELFTEST&VERDICT&{'PASS' if passed else 'FAIL'}"
 
 
 def report(resolution: Resolution, team: int) -> list[str]:

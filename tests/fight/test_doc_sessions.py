@@ -47,6 +47,8 @@ def test_the_document_has_its_sessions():
         "Away too long",
         "Refused logins",
         "A team out of time",
+        "A program checks itself",
+        "A self-test that fails",
     ]
 
 

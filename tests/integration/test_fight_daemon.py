@@ -104,6 +104,22 @@ async def test_two_example_ais_play_to_the_end(start_daemon):
 
 
 @pytest_twisted.ensureDeferred
+async def test_the_example_ai_passes_the_self_test_of_the_real_daemon(start_daemon):
+    daemon, port, _ = await fight_daemon(start_daemon)
+    args = [sys.executable, str(EXAMPLE), "--port", str(port), "--host", "127.0.0.1", "--seed", "3", "--selftest"]
+    code, output = await run(args, executable=None, timeout=25)
+    assert code == 0, output
+    assert output.splitlines() == [
+        "SELFTEST&OK&the first turn: every warrior acts or passes",
+        "SELFTEST&OK&a killed warrior: no command for it",
+        "SELFTEST&OK&a short turn time: 2 s",
+        "SELFTEST&OK&the end: nothing after GAMEOVER",
+        "SELFTEST&VERDICT&PASS",
+    ]
+    assert "Traceback" not in daemon.text
+
+
+@pytest_twisted.ensureDeferred
 async def test_four_example_ais_play_a_four_team_game(start_daemon):
     names = ["north", "east", "south", "west"]
     results, seen, log = await play_example_game(
