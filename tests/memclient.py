@@ -22,6 +22,20 @@ def next_turns(clock, limit: int = 100_000) -> None:
     raise AssertionError("calls due now keep scheduling more calls due now")
 
 
+def heard_until(clock, read, heard, limit: int = 200, step: float = 0.5, missing=lambda: "not done") -> None:
+    """Pass every item ``read()`` returns to ``heard(item)`` until it returns True; time passes
+    (``step`` seconds) only while nothing comes. AssertionError(``missing()``) after ``limit`` reads."""
+    for _ in range(limit):
+        got = read()
+        if not got:
+            clock.advance(step)
+            continue
+        for item in got:
+            if heard(item):
+                return
+    raise AssertionError(missing())
+
+
 class Client:
     """One connection to the service: send lines, read the lines sent back, drop or finish it."""
 

@@ -22,31 +22,19 @@ from gamed.play import (
     resolve,
 )
 from gamed.stratego.rules import EMPTY, TOKENS, UNIT_NAMES, CombatError, Unit, cell_value, next_state, unit_of
+from tests.rulesdriver import RulesDriver
 
 # Default map: seat 0's zone is rows 0..3, seat 1's rows 6..9. Seat 0 in unit order (flag at 0,0,
 # the marshal at 9,3); seat 1 in the reverse order (the marshal at 0,6, captains at 7..9,6).
 RED = "FBBBBBBs99/9999998888/8777766665/5554443321"
 BLUE = RED[::-1]
 
-
-def start(**given):
-    return RULES.initial(checked_options(RULES.options, given), random.Random(0))
+DRIVER = RulesDriver(RULES)
+start, play, refused = DRIVER.start, DRIVER.play, DRIVER.refused
 
 
 def set_up(red=RED, blue=BLUE, **given):
     return RULES.apply(RULES.apply(start(**given), 0, red), 1, blue)
-
-
-def play(state, *moves):
-    for move in moves:
-        state = RULES.apply(state, RULES.to_act(state)[0], move)
-    return state
-
-
-def refused(state, seat, action):
-    with pytest.raises(IllegalAction) as e:
-        RULES.apply(state, seat, action)
-    return e.value.reason, e.value.text
 
 
 def test_interface():

@@ -10,16 +10,11 @@ from zope.interface.verify import verifyObject
 
 from gamed.connect4.play import RULES
 from gamed.play import BAD_ACTION, GAME_OVER, NO_SUCH_ACTION, NOT_YOUR_TURN, IllegalAction, IRules, checked_options, playout, resolve
+from tests.rulesdriver import RulesDriver
 
 
-def start(**given):
-    return RULES.initial(checked_options(RULES.options, given), random.Random(0))
-
-
-def play(state, *columns):
-    for column in columns:
-        state = RULES.apply(state, RULES.to_act(state)[0], str(column))
-    return state
+DRIVER = RulesDriver(RULES)
+start, play = DRIVER.start, DRIVER.play
 
 
 def test_interface():
@@ -52,9 +47,7 @@ def test_other_spellings():
 
 
 def refused(state, seat, action):
-    with pytest.raises(IllegalAction) as e:
-        RULES.apply(state, seat, action)
-    return e.value.reason
+    return DRIVER.refused(state, seat, action)[0]
 
 
 def test_refusals():

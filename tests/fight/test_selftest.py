@@ -19,6 +19,7 @@ from gamed.fight.rules import QUERIES, MapError, parse_map
 from gamed.fight.selftest import COMMANDS, MAP_TEXT, selftest_map
 from gamed.fight.wire import AI_HELP, is_help, parse_command
 from tests.fight.harness import ai, gui, make_service
+from tests.memclient import heard_until
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "fight" / "simple_ai.py"
 FIRST = "the first turn: every warrior acts or passes"
@@ -42,21 +43,21 @@ def run(answer, first=("SELFTEST",), after_end=None, limit=50):
     clock, service, client = connected()
     client.send(*first)
     lines, turn = [], 0
-    for _ in range(limit):
-        got = client.read()
-        if not got:
-            clock.advance(0.5)
-            continue
-        for line in got:
-            lines.append(line)
-            if line.startswith("SELFTEST&VERDICT&"):
-                return lines
-            if line == "READY":
-                turn += 1
-                client.send(*answer(turn, lines))
-            if line.startswith("GAMEOVER&") and after_end:
-                client.send(after_end)
-    raise AssertionError(f"no verdict: {lines[-8:]}")
+
+    def heard(line):
+        nonlocal turn
+        lines.append(line)
+        if line.startswith("SELFTEST&VERDICT&"):
+            return True
+        if line == "READY":
+            turn += 1
+            client.send(*answer(turn, lines))
+        if line.startswith("GAMEOVER&") and after_end:
+            client.send(after_end)
+        return False
+
+    heard_until(clock, client.read, heard, limit=limit, missing=lambda: f"no verdict: {lines[-8:]}")
+    return lines
 
 
 def reports(lines):

@@ -15,6 +15,7 @@ from gamed.kalaha.generic import KalahaHost
 from tests.connect4.test_protocol import make_service as make_connect4
 from tests.generic.harness import JsonClient, generic_service
 from tests.kalaha.harness import make_service as make_kalaha
+from tests.memclient import heard_until
 
 
 @pytest.fixture
@@ -46,26 +47,26 @@ def run(generic, game, policy, after_end=None):
     client.send({"type": "selftest", "game": game})
     seen = []
     state = None
-    for _ in range(500):
-        messages = client.messages()
-        if not messages:
-            clock.advance(0.5)
-            continue
-        for m in messages:
-            seen.append(m)
-            if m.get("verdict"):
-                return seen
-            answer = None
-            if m["type"] == "state" and m.get("actions"):
-                state = m
-                answer = policy(m, None)
-            elif m["type"] == "error" and state is not None:
-                answer = policy(state, m)
-            elif m["type"] == "ended" and after_end is not None:
-                answer = after_end
-            if answer is not None:
-                client.send(answer if isinstance(answer, str) else json.dumps(answer))
-    raise AssertionError(f"no verdict: {seen[-5:]}")
+
+    def heard(m):
+        nonlocal state
+        seen.append(m)
+        if m.get("verdict"):
+            return True
+        answer = None
+        if m["type"] == "state" and m.get("actions"):
+            state = m
+            answer = policy(m, None)
+        elif m["type"] == "error" and state is not None:
+            answer = policy(state, m)
+        elif m["type"] == "ended" and after_end is not None:
+            answer = after_end
+        if answer is not None:
+            client.send(answer if isinstance(answer, str) else json.dumps(answer))
+        return False
+
+    heard_until(clock, client.messages, heard, limit=500, missing=lambda: f"no verdict: {seen[-5:]}")
+    return seen
 
 
 def reports(seen):

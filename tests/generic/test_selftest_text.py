@@ -10,6 +10,7 @@ from twisted.internet.task import Clock
 from tests.connect4.test_protocol import greeted
 from tests.connect4.test_protocol import make_service as make_connect4
 from tests.kalaha.harness import Client, make_service as make_kalaha
+from tests.memclient import heard_until
 
 
 def connection(game):
@@ -32,22 +33,21 @@ def run(game, answer, after_end=None):
     clock, client = connection(game)
     client.send("BOARD OFF", "SELFTEST")
     lines = []
-    for _ in range(200):
-        got = client.read()
-        if not got:
-            clock.advance(0.5)
-            continue
-        for line in got:
-            lines.append(line)
-            if line.startswith("SELFTEST VERDICT"):
-                return lines
-            if line.startswith("YOURMOVE"):
-                reply = answer(line, lines)
-                if reply is not None:
-                    client.send(reply)
-            if line.startswith("RESULT") and after_end:
-                client.send(after_end)
-    raise AssertionError(f"no verdict: {lines[-8:]}")
+
+    def heard(line):
+        lines.append(line)
+        if line.startswith("SELFTEST VERDICT"):
+            return True
+        if line.startswith("YOURMOVE"):
+            reply = answer(line, lines)
+            if reply is not None:
+                client.send(reply)
+        if line.startswith("RESULT") and after_end:
+            client.send(after_end)
+        return False
+
+    heard_until(clock, client.read, heard, missing=lambda: f"no verdict: {lines[-8:]}")
+    return lines
 
 
 def fails(lines):

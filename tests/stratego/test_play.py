@@ -23,29 +23,16 @@ from gamed.stratego import rules
 from gamed.stratego.play import RULES
 from gamed.stratego.referee import DEFAULT_SETUPS
 from gamed.stratego.rules import EMPTY, UNIT_NAMES, Unit, cell_value
+from tests.rulesdriver import RulesDriver
 
 RED_DEFAULT = "/".join(DEFAULT_SETUPS["RED"])
 BLUE_DEFAULT = "/".join(DEFAULT_SETUPS["BLUE"])
-
-
-def start(**given):
-    return RULES.initial(checked_options(RULES.options, given), random.Random(0))
+DRIVER = RulesDriver(RULES)
+start, play, refused = DRIVER.start, DRIVER.play, DRIVER.refused
 
 
 def set_up(red=RED_DEFAULT, blue=BLUE_DEFAULT, **given):
     return RULES.apply(RULES.apply(start(**given), 0, red), 1, blue)
-
-
-def play(state, *moves):
-    for move in moves:
-        state = RULES.apply(state, RULES.to_act(state)[0], move)
-    return state
-
-
-def refused(state, seat, action):
-    with pytest.raises(IllegalAction) as e:
-        RULES.apply(state, seat, action)
-    return e.value.reason, e.value.text
 
 
 def test_interface():
