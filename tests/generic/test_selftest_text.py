@@ -110,3 +110,12 @@ def test_selftest_is_refused_during_a_game_and_pings_are_answered_during_one():
     assert "PONG" in lines and lines[0] == "START 0 A selftest"
     c.send("SELFTEST")
     assert c.read() == ["ERROR 404 a self-test is under way"]
+
+
+@pytest.mark.parametrize("game", ["kalaha", "connect4"])
+def test_selftest_of_another_game_or_with_more_words_is_a_usage_error(game):
+    clock, client = connection(game)
+    client.send("SELFTEST chess", f"SELFTEST {game} now")
+    assert client.read() == [f"ERROR 401 usage: SELFTEST [{game}]"] * 2
+    client.send("PING")
+    assert client.read() == ["PONG"], "no self-test started; the connection goes on"
